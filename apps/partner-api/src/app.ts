@@ -1,0 +1,111 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Logger } from 'pino';
+import * as trpcExpress from '@trpc/server/adapters/express';
+import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
+import { buildOpenApiDocument, OPENAPI_PATH, PARTNER_BASE_PATH, PartnerError, partnerRouter, type Config, type RequestContext } from '@lop/domain';
+import { jsonBody } from './http/body';
+import { partnerRest } from './http/partner-rest';
+import { requestId, requestIdOf } from './http/request-id';
+import { sendError } from './http/send-error';
+
+export interface AppDependencies {
+  database: DatabaseConnection;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL'>;
+  logger: Logger;
+  /** Folder of the built sandbox console, served at /console when present. */
+  consoleDir?: string;
+}
+
+export function createApp({ database, config, logger, consoleDir }: AppDependencies) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (_req, res) => requestIdOf(res as Response),
+      customAttributeKeys: { reqId: 'request_id' },
+      // Only method, path and status: bodies, query strings and credentials never reach the log.
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, path: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+      },
+      autoLogging: { ignore: (req) => req.url === '/livez' || req.url === '/readyz' },
+    }),
+  );
+
+  const createContext = (req: Request, res: Response): RequestContext => ({
+    db: database.db,
+    sql: database.sql,
+    requestId: requestIdOf(res),
+    authorization: req.headers.authorization,
+    response: { headers: {} },
+  });
+
+  app.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      const pending = await pendingMigrationCount(database.sql);
+      if (pending > 0) return void res.status(503).json({ status: 'migrating', pending_migrations: pending });
+      res.json({ status: 'ready' });
+    } catch {
+      res.status(503).json({ status: 'database_unreachable' });
+    }
+  });
+
+  // Built once: the document depends only on code and configuration.
+  const openApiDocument = JSON.stringify(
+    buildOpenApiDocument({ sandboxBaseUrl: config.PARTNER_SANDBOX_BASE_URL, productionBaseUrl: config.PARTNER_PRODUCTION_BASE_URL }),
+  );
+  app.get(OPENAPI_PATH, (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(openApiDocument);
+  });
+
+  app.use(PARTNER_BASE_PATH, jsonBody(), partnerRest(createContext, logger));
+
+  // The sandbox console talks tRPC to the same procedures, with the same keys and checks.
+  app.use(
+    '/api/trpc',
+    trpcExpress.createExpressMiddleware({
+      router: partnerRouter,
+      createContext: ({ req, res }) => createContext(req, res),
+      onError: ({ error }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error }, 'unexpected tRPC error');
+      },
+    }),
+  );
+
+  if (consoleDir) {
+    app.use('/console', express.static(consoleDir, { index: 'index.html', fallthrough: true }));
+    app.get(/^\/console(\/.*)?$/, (_req, res) => res.sendFile('index.html', { root: consoleDir }));
+  }
+
+  app.use((_req: Request, res: Response) => {
+    sendError(res, new PartnerError('not_found', 'No such route.'), logger);
+  });
+  // Body-parser failures (malformed JSON, too large, wrong charset) and anything unexpected.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return;
+    sendError(res, bodyParserError(error) ?? error, logger);
+  });
+  return app;
+}
+
+function bodyParserError(error: unknown): PartnerError | null {
+  const type = (error as { type?: string }).type;
+  switch (type) {
+    case 'entity.parse.failed':
+      return new PartnerError('invalid_request', 'The request body is not valid JSON.', { details: [{ issue: 'malformed_json' }] });
+    case 'entity.too.large':
+      return new PartnerError('payload_too_large', 'The request body is too large (100 KB at most).');
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new PartnerError('unsupported_media_type', 'Send the request body as UTF-8 JSON.');
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,6 @@
+export * from './schema';
+export * from './client';
+export * from './migrate';
+export * from './embedded';
+export * from './test-database';
+export * from './resolve';

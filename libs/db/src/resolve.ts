@@ -1,0 +1,23 @@
+import { join } from 'node:path';
+import { ensureEmbeddedPostgres } from './embedded';
+
+export interface DatabaseLocation {
+  /** The URL to connect to. */
+  url: string;
+  /** 'url' when DATABASE_URL chose the server, 'embedded' for the built-in default. */
+  source: 'url' | 'embedded';
+  /** Stops the embedded server when this process started it; otherwise does nothing. */
+  stop(): Promise<void>;
+}
+
+/** DATABASE_URL when given; otherwise the embedded PostgreSQL in the data folder (started if needed). */
+export async function locateDatabase(options: {
+  databaseUrl?: string;
+  dataDir: string;
+  embeddedPort: number;
+  log?: (line: string) => void;
+}): Promise<DatabaseLocation> {
+  if (options.databaseUrl) return { url: options.databaseUrl, source: 'url', stop: async () => undefined };
+  const server = await ensureEmbeddedPostgres({ dataDir: join(options.dataDir, 'postgres'), port: options.embeddedPort, log: options.log });
+  return { url: server.url, source: 'embedded', stop: () => server.stop() };
+}

@@ -1,0 +1,6 @@
+export * from './common';
+export * from './laboratories';
+export * from './clients';
+export * from './programs';
+export * from './locations';
+export * from './subjects';

@@ -1,0 +1,32 @@
+import type {} from 'vitest';
+import type { TestProject } from 'vitest/node';
+import { createTestDatabase } from '../test-database';
+import { locateDatabase } from '../resolve';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+const projectRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * One fresh, migrated database per test run: DATABASE_URL's server when set, the embedded
+ * PostgreSQL otherwise. Runs never see each other's rows.
+ */
+export default async function setup(project: TestProject) {
+  const location = await locateDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: process.env.PARTNER_DATA_DIR ?? join(projectRoot, '.data'),
+    embeddedPort: Number(process.env.PARTNER_EMBEDDED_PG_PORT ?? 54329),
+  });
+  const database = await createTestDatabase(location.url, project.name.replace(/[^a-z0-9]/gi, '').toLowerCase() || 'test');
+  project.provide('databaseUrl', database.url);
+  return async () => {
+    await database.drop();
+    await location.stop();
+  };
+}

@@ -1,0 +1,54 @@
+import type { Sql } from '@lop/db';
+import { PartnerError } from '../http/errors';
+import { hashApiKey, keyEnvironment } from './api-key';
+import type { Environment, Scope } from './scopes';
+
+/** Who is calling: everything a key may see is filtered by these four values. */
+export interface Caller {
+  keyId: string;
+  clientId: string;
+  laboratoryId: string;
+  environment: Environment;
+  scopes: ReadonlySet<Scope>;
+}
+
+const unauthorized = (message: string) => new PartnerError('unauthorized', message);
+
+/**
+ * Resolves the Authorization header to a caller. Revocation and expiry are read from
+ * PostgreSQL on every request, so they take effect at once on every replica.
+ */
+export async function authenticate(sql: Sql, authorization: string | undefined, now = new Date()): Promise<Caller> {
+  if (!authorization) throw unauthorized('Send the API key as "Authorization: Bearer <API_KEY>".');
+  const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
+  if (!match) throw unauthorized('The Authorization header must be "Bearer <API_KEY>".');
+  const key = match[1];
+  const claimedEnvironment = keyEnvironment(key);
+  if (!claimedEnvironment) throw unauthorized('The API key is not valid.');
+
+  const [row] = await sql<
+    { id: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expires_at: Date | null; revoked_at: Date | null; client_status: string }[]
+  >`
+    select k.id, k.client_id, k.laboratory_id, k.environment, k.scopes, k.expires_at, k.revoked_at, c.status as client_status
+    from api_keys k join api_clients c on c.id = k.client_id
+    where k.key_hash = ${hashApiKey(key)}`;
+
+  if (!row || row.environment !== claimedEnvironment) throw unauthorized('The API key is not valid.');
+  if (row.revoked_at) throw unauthorized('The API key has been revoked.');
+  if (row.expires_at && row.expires_at <= now) throw unauthorized('The API key has expired.');
+  if (row.client_status !== 'active') throw unauthorized('The API client of this key is disabled.');
+
+  return {
+    keyId: row.id,
+    clientId: row.client_id,
+    laboratoryId: row.laboratory_id,
+    environment: row.environment,
+    scopes: new Set(row.scopes as Scope[]),
+  };
+}
+
+export function requireScope(caller: Caller, scope: Scope): void {
+  if (!caller.scopes.has(scope)) {
+    throw new PartnerError('forbidden', `This API key lacks the "${scope}" scope this endpoint needs.`);
+  }
+}

@@ -1,0 +1,39 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { catalogItems, type Database } from '@lop/db';
+import type { CatalogItem } from './catalog.schemas';
+
+export type CatalogItemRow = typeof catalogItems.$inferSelect;
+
+export async function listActiveItems(db: Database, programId: string): Promise<CatalogItemRow[]> {
+  return db
+    .select()
+    .from(catalogItems)
+    .where(and(eq(catalogItems.programId, programId), eq(catalogItems.status, 'active')))
+    .orderBy(asc(catalogItems.sortOrder), asc(catalogItems.code));
+}
+
+/** The item when it is an active test of the program; null otherwise. */
+export async function findActiveItem(db: Database, programId: string, itemId: string): Promise<CatalogItemRow | null> {
+  const [row] = await db
+    .select()
+    .from(catalogItems)
+    .where(and(eq(catalogItems.programId, programId), eq(catalogItems.id, itemId), eq(catalogItems.status, 'active')));
+  return row ?? null;
+}
+
+export function toCatalogItem(row: CatalogItemRow): CatalogItem {
+  return {
+    item_id: row.id,
+    lab_orderable_id: row.labOrderableId,
+    lab_test_code: row.labTestCode,
+    code: row.code,
+    description: row.description,
+    external_code: row.externalCode,
+    name: row.name,
+    kind: row.kind,
+    performing_laboratory: row.performingLaboratory,
+    specimen_type: row.specimenType,
+    container: row.container,
+    min_volume_ml: row.minVolumeMl,
+  };
+}

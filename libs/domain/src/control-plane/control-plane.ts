@@ -1,0 +1,102 @@
+import { and, eq } from 'drizzle-orm';
+import { apiClients, apiKeys, laboratories, programGrants, programs, type Database } from '@lop/db';
+import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
+import type { Environment, Scope } from '../auth/scopes';
+
+/**
+ * Control-plane operations for laboratory administrators (admin CLI). They are not partner
+ * routes: whoever can run them can already reach the database.
+ */
+export class ControlPlaneError extends Error {
+  override name = 'ControlPlaneError';
+}
+
+export async function createClient(db: Database, laboratoryId: string, name: string) {
+  const [lab] = await db.select({ id: laboratories.id }).from(laboratories).where(eq(laboratories.id, laboratoryId));
+  if (!lab) throw new ControlPlaneError(`no laboratory ${laboratoryId}`);
+  const [client] = await db.insert(apiClients).values({ laboratoryId, name }).returning();
+  return { client_id: client.id, laboratory_id: client.laboratoryId, name: client.name, status: client.status };
+}
+
+async function getClient(db: Database, clientId: string) {
+  const [client] = await db.select().from(apiClients).where(eq(apiClients.id, clientId));
+  if (!client) throw new ControlPlaneError(`no API client ${clientId}`);
+  return client;
+}
+
+/** Grants programs of the client's laboratory in one environment; granting twice is harmless. */
+export async function grantPrograms(db: Database, input: { clientId: string; environment: Environment; programId?: string; all?: boolean }) {
+  const client = await getClient(db, input.clientId);
+  if (!input.all && !input.programId) throw new ControlPlaneError('name a program (--program <id>) or --all');
+  const candidates = await db
+    .select({ id: programs.id, name: programs.name })
+    .from(programs)
+    .where(
+      and(
+        eq(programs.laboratoryId, client.laboratoryId),
+        eq(programs.environment, input.environment),
+        ...(input.all ? [] : [eq(programs.id, input.programId!)]),
+      ),
+    );
+  if (!input.all && candidates.length === 0) {
+    throw new ControlPlaneError(`program ${input.programId} is not a ${input.environment} program of the client's laboratory`);
+  }
+  if (candidates.length > 0) {
+    await db
+      .insert(programGrants)
+      .values(candidates.map((p) => ({ clientId: client.id, programId: p.id, environment: input.environment })))
+      .onConflictDoNothing();
+  }
+  return { client_id: client.id, environment: input.environment, granted: candidates.map((p) => ({ program_id: p.id, name: p.name })) };
+}
+
+/** Creates a key; its text is returned here once and never stored. */
+export async function createKey(db: Database, input: { clientId: string; environment: Environment; scopes: Scope[]; expiresAt?: Date }) {
+  const client = await getClient(db, input.clientId);
+  const key = generateApiKey(input.environment);
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      clientId: client.id,
+      laboratoryId: client.laboratoryId,
+      environment: input.environment,
+      keyHash: hashApiKey(key),
+      displayPrefix: displayPrefix(key),
+      scopes: input.scopes,
+      expiresAt: input.expiresAt ?? null,
+    })
+    .returning();
+  return { key, key_id: row.id, client_id: client.id, environment: row.environment, scopes: row.scopes, expires_at: row.expiresAt?.toISOString() ?? null };
+}
+
+export async function listKeys(db: Database, clientId: string) {
+  await getClient(db, clientId);
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.clientId, clientId)).orderBy(apiKeys.createdAt);
+  const now = new Date();
+  return rows.map((k) => ({
+    key_id: k.id,
+    prefix: k.displayPrefix,
+    environment: k.environment,
+    scopes: k.scopes,
+    status: k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active',
+    created_at: k.createdAt.toISOString(),
+    expires_at: k.expiresAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+  }));
+}
+
+/** Revocation is a row update read by every request on every replica: effective at once. */
+export async function revokeKey(db: Database, keyId: string) {
+  const [row] = await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId)).returning();
+  if (!row) throw new ControlPlaneError(`no API key ${keyId}`);
+  return { key_id: row.id, revoked_at: row.revokedAt!.toISOString() };
+}
+
+export async function listClients(db: Database, laboratoryId?: string) {
+  const rows = await db
+    .select()
+    .from(apiClients)
+    .where(laboratoryId ? eq(apiClients.laboratoryId, laboratoryId) : undefined)
+    .orderBy(apiClients.createdAt);
+  return rows.map((c) => ({ client_id: c.id, laboratory_id: c.laboratoryId, name: c.name, status: c.status }));
+}

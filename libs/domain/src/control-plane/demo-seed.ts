@@ -1,0 +1,188 @@
+import { createHash } from 'node:crypto';
+import { aoeQuestions, apiClients, catalogItems, laboratories, locations, programs, requirementProfiles, type Database } from '@lop/db';
+import { SCOPES } from '../auth/scopes';
+import { createKey, grantPrograms } from './control-plane';
+
+/** Stable identifiers, so seeding twice finds the same rows instead of duplicating them. */
+export function demoId(name: string): string {
+  const h = createHash('sha256').update(`demo:${name}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const LAB = demoId('laboratory');
+const CLIENT = demoId('client');
+
+type Env = 'sandbox' | 'production';
+
+const PROGRAMS: { key: string; environment: Env; name: string; status: 'active' | 'inactive'; currency: string; jurisdiction: string; geography: string[]; methods: string[] }[] = [
+  { key: 'wellness-sbx', environment: 'sandbox', name: 'Everyday Wellness (Sandbox)', status: 'active', currency: 'USD', jurisdiction: 'US', geography: ['US-CA', 'US-NY', 'US-TX'], methods: ['in_person_draw', 'mobile_phlebotomy', 'at_home_kit'] },
+  { key: 'womens-sbx', environment: 'sandbox', name: "Women's Health (Sandbox)", status: 'active', currency: 'USD', jurisdiction: 'US', geography: ['US-CA', 'US-NY'], methods: ['in_person_draw'] },
+  { key: 'canada-sbx', environment: 'sandbox', name: 'Ontario Pilot (Sandbox)', status: 'active', currency: 'CAD', jurisdiction: 'CA-ON', geography: ['CA-ON'], methods: ['in_person_draw'] },
+  { key: 'legacy-sbx', environment: 'sandbox', name: 'Legacy Screening (Sandbox, retired)', status: 'inactive', currency: 'USD', jurisdiction: 'US', geography: ['US-WA'], methods: ['in_person_draw'] },
+  { key: 'wellness-prod', environment: 'production', name: 'Everyday Wellness', status: 'active', currency: 'USD', jurisdiction: 'US', geography: ['US-CA', 'US-NY', 'US-TX'], methods: ['in_person_draw', 'mobile_phlebotomy', 'at_home_kit'] },
+  { key: 'womens-prod', environment: 'production', name: "Women's Health", status: 'active', currency: 'USD', jurisdiction: 'US', geography: ['US-CA', 'US-NY'], methods: ['in_person_draw'] },
+];
+
+const TESTS = [
+  { code: 'CBC', labTestCode: '005009', externalCode: '85025', name: 'Complete Blood Count with Differential', kind: 'panel', specimenType: 'whole_blood', container: 'Lavender-top EDTA tube', minVolumeMl: 3, methods: ['in_person_draw', 'mobile_phlebotomy'] },
+  { code: 'HBA1C', labTestCode: '001453', externalCode: '83036', name: 'Hemoglobin A1c', kind: 'test', specimenType: 'whole_blood', container: 'Lavender-top EDTA tube', minVolumeMl: 2, methods: ['in_person_draw', 'mobile_phlebotomy'] },
+  { code: 'LIPID', labTestCode: '303756', externalCode: '80061', name: 'Lipid Panel', kind: 'panel', specimenType: 'serum', container: 'Gold-top serum separator tube', minVolumeMl: 1.5, methods: ['in_person_draw', 'mobile_phlebotomy'] },
+  { code: 'TSH', labTestCode: '004259', externalCode: '84443', name: 'Thyroid Stimulating Hormone', kind: 'test', specimenType: 'serum', container: 'Gold-top serum separator tube', minVolumeMl: 1, methods: ['in_person_draw'] },
+  { code: 'VITD', labTestCode: '081950', externalCode: '82306', name: 'Vitamin D, 25-Hydroxy', kind: 'test', specimenType: 'serum', container: 'Gold-top serum separator tube', minVolumeMl: 1, methods: ['in_person_draw', 'at_home_kit'] },
+  { code: 'UA', labTestCode: '003772', externalCode: '81001', name: 'Urinalysis, Complete', kind: 'panel', specimenType: 'urine', container: 'Sterile urine cup', minVolumeMl: 10, methods: ['in_person_draw'] },
+];
+
+const LOCATIONS: { code: string; environment: Env; name: string; region: string; city: string; country: string; timezone: string; methods: string[]; appointment: boolean; walkIn: boolean; status: 'active' | 'inactive' }[] = [
+  { code: 'LA-01', environment: 'sandbox', name: 'Downtown Los Angeles Patient Service Center', region: 'US-CA', city: 'Los Angeles', country: 'US', timezone: 'America/Los_Angeles', methods: ['in_person_draw'], appointment: false, walkIn: true, status: 'active' },
+  { code: 'SF-02', environment: 'sandbox', name: 'Mission Bay Patient Service Center', region: 'US-CA', city: 'San Francisco', country: 'US', timezone: 'America/Los_Angeles', methods: ['in_person_draw'], appointment: true, walkIn: false, status: 'active' },
+  { code: 'SD-03', environment: 'sandbox', name: 'San Diego Service Center (closed for renovation)', region: 'US-CA', city: 'San Diego', country: 'US', timezone: 'America/Los_Angeles', methods: ['in_person_draw'], appointment: false, walkIn: true, status: 'inactive' },
+  { code: 'NY-01', environment: 'sandbox', name: 'Midtown Manhattan Patient Service Center', region: 'US-NY', city: 'New York', country: 'US', timezone: 'America/New_York', methods: ['in_person_draw'], appointment: true, walkIn: true, status: 'active' },
+  { code: 'TX-01', environment: 'sandbox', name: 'Austin North Patient Service Center', region: 'US-TX', city: 'Austin', country: 'US', timezone: 'America/Chicago', methods: ['in_person_draw'], appointment: false, walkIn: true, status: 'active' },
+  { code: 'ON-01', environment: 'sandbox', name: 'Toronto Yonge Street Collection Centre', region: 'CA-ON', city: 'Toronto', country: 'CA', timezone: 'America/Toronto', methods: ['in_person_draw'], appointment: true, walkIn: true, status: 'active' },
+  { code: 'WA-01', environment: 'sandbox', name: 'Seattle Service Center', region: 'US-WA', city: 'Seattle', country: 'US', timezone: 'America/Los_Angeles', methods: ['in_person_draw'], appointment: false, walkIn: true, status: 'active' },
+  { code: 'LA-01', environment: 'production', name: 'Downtown Los Angeles Patient Service Center', region: 'US-CA', city: 'Los Angeles', country: 'US', timezone: 'America/Los_Angeles', methods: ['in_person_draw'], appointment: false, walkIn: true, status: 'active' },
+  { code: 'NY-01', environment: 'production', name: 'Midtown Manhattan Patient Service Center', region: 'US-NY', city: 'New York', country: 'US', timezone: 'America/New_York', methods: ['in_person_draw'], appointment: true, walkIn: true, status: 'active' },
+];
+
+export interface DemoSeedResult {
+  laboratory_id: string;
+  client_id: string;
+  sandbox_key: string;
+  sandbox_key_id: string;
+  programs: { program_id: string; name: string; environment: Env }[];
+}
+
+/**
+ * A demo laboratory with sandbox and production programs, a realistic catalog, locations in
+ * several regions and countries, and requirements exercising every facet. Idempotent: rows are
+ * found by stable ids; only the sandbox key is new on each run (key text cannot be recovered).
+ */
+export async function seedDemo(db: Database): Promise<DemoSeedResult> {
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(laboratories)
+      .values({
+        id: LAB,
+        displayName: 'Northwind Clinical Laboratories',
+        legalName: 'Northwind Clinical Laboratories, Inc.',
+        operatingName: 'Northwind Labs',
+        certificationIdentifiers: ['CLIA 05D0000000', 'CAP 0000000'],
+        jurisdictions: ['US', 'CA-ON'],
+        serviceGeography: ['US-CA', 'US-NY', 'US-TX', 'US-WA', 'CA-ON'],
+        collectionMethods: ['in_person_draw', 'mobile_phlebotomy', 'at_home_kit'],
+        collectionModes: ['walk_in', 'appointment', 'kit_by_mail'],
+        specimenCategories: ['whole_blood', 'serum', 'urine'],
+        codingSystemsSupplied: ['lab_local', 'CPT'],
+      })
+      .onConflictDoNothing();
+    await tx.insert(apiClients).values({ id: CLIENT, laboratoryId: LAB, name: 'Demo Digital Health' }).onConflictDoNothing();
+
+    for (const p of PROGRAMS) {
+      await tx
+        .insert(programs)
+        .values({ id: demoId(`program:${p.key}`), laboratoryId: LAB, environment: p.environment, name: p.name, status: p.status, currency: p.currency, jurisdiction: p.jurisdiction, serviceGeography: p.geography, collectionMethods: p.methods })
+        .onConflictDoNothing();
+      const tests = p.key.startsWith('womens') ? TESTS.filter((t) => ['CBC', 'TSH', 'VITD'].includes(t.code)) : p.key.startsWith('canada') ? TESTS.filter((t) => ['CBC', 'LIPID'].includes(t.code)) : TESTS;
+      await tx
+        .insert(catalogItems)
+        .values(
+          tests.map((t, i) => ({
+            id: demoId(`item:${p.key}:${t.code}`),
+            programId: demoId(`program:${p.key}`),
+            labOrderableId: demoId(`orderable:${t.code}`),
+            labTestCode: t.labTestCode,
+            code: t.code,
+            description: `${t.name} (${t.specimenType.replace('_', ' ')})`,
+            externalCode: t.externalCode,
+            name: t.name,
+            kind: t.kind,
+            performingLaboratory: 'Northwind Clinical Laboratories, Central Lab',
+            specimenType: t.specimenType,
+            container: t.container,
+            minVolumeMl: t.minVolumeMl,
+            collectionMethods: t.methods.filter((m) => p.methods.includes(m)),
+            sortOrder: i,
+          })),
+        )
+        .onConflictDoNothing();
+    }
+
+    await tx
+      .insert(locations)
+      .values(
+        LOCATIONS.map((l) => ({
+          id: demoId(`location:${l.environment}:${l.code}`),
+          laboratoryId: LAB,
+          environment: l.environment,
+          locationCode: l.code,
+          name: l.name,
+          region: l.region,
+          city: l.city,
+          country: l.country,
+          timezone: l.timezone,
+          collectionMethods: l.methods,
+          appointmentRequired: l.appointment,
+          walkInAllowed: l.walkIn,
+          serviceStatus: l.status,
+          // Kept for operations, never returned to partners.
+          streetAddress: `${100 + l.code.charCodeAt(0)} Example Street`,
+          telephone: '+1-555-0100',
+          operationalNotes: 'Courier pickup 16:00; freezer in room B.',
+        })),
+      )
+      .onConflictDoNothing();
+
+    for (const environment of ['sandbox', 'production'] as const) {
+      const wellness = environment === 'sandbox' ? 'wellness-sbx' : 'wellness-prod';
+      const program = demoId(`program:${wellness}`);
+      const item = (code: string) => demoId(`item:${wellness}:${code}`);
+      // Program-wide baseline: order fields and billing configured; subject, provider and ask-at-order-entry not configured.
+      const base = {
+        programId: program,
+        jurisdiction: 'US',
+        orderAuthorityState: 'configured' as const,
+        orderRequiredFields: ['external_order_id', 'program_id', 'item_id', 'external_subject_id', 'collection'],
+        billingAuthorityState: 'configured' as const,
+        billingModeRequired: false,
+        billingModes: ['client_bill', 'insurance', 'self_pay'],
+        clinicalPolicy: 'partner_physician_network',
+        clinicalOrderingModel: 'partner_ordering_provider',
+        clinicalReview: 'not_required',
+      };
+      const profiles = [
+        { key: 'base', ...base },
+        // New York requires the billing mode to be stated.
+        { key: 'ny', ...base, region: 'US-NY', jurisdiction: 'US-NY', billingModeRequired: true },
+        // HbA1c: an ordering provider is required.
+        { key: 'hba1c', ...base, itemId: item('HBA1C'), providerAuthorityState: 'configured' as const, providerRequirement: 'required', providerRequiredFields: ['provider_reference', 'name', 'npi'], clinicalReview: 'provider_review' },
+        // Lipid panel: patient demographics are required on the order.
+        { key: 'lipid', ...base, itemId: item('LIPID'), subjectAuthorityState: 'configured' as const, subjectRequiredPatientFields: ['legal_first_name', 'legal_last_name', 'date_of_birth', 'sex_at_birth'] },
+        // TSH: ask-at-order-entry questions.
+        { key: 'tsh', ...base, itemId: item('TSH'), aoeAuthorityState: 'configured' as const, clinicalIntakeRequired: true, collectionMethods: ['in_person_draw'] },
+      ];
+      for (const { key, ...profile } of profiles) {
+        await tx.insert(requirementProfiles).values({ id: demoId(`requirements:${environment}:${key}`), ...profile }).onConflictDoNothing();
+      }
+      await tx
+        .insert(aoeQuestions)
+        .values([
+          { id: demoId(`aoe:${environment}:fasting`), requirementProfileId: demoId(`requirements:${environment}:tsh`), questionKey: 'fasting_status', prompt: 'Has the patient fasted for at least 8 hours?', answerType: 'single_choice', options: ['yes', 'no', 'unknown'], required: true, version: 1, sortOrder: 0 },
+          { id: demoId(`aoe:${environment}:medication`), requirementProfileId: demoId(`requirements:${environment}:tsh`), questionKey: 'thyroid_medication', prompt: 'Is the patient taking thyroid medication?', answerType: 'boolean', options: [], required: true, version: 2, sortOrder: 1 },
+          { id: demoId(`aoe:${environment}:last_dose`), requirementProfileId: demoId(`requirements:${environment}:tsh`), questionKey: 'last_dose_date', prompt: 'Date of the last dose, if any.', answerType: 'date', options: [], required: false, version: 1, sortOrder: 2 },
+        ])
+        .onConflictDoNothing();
+    }
+  });
+
+  await grantPrograms(db, { clientId: CLIENT, environment: 'sandbox', all: true });
+  await grantPrograms(db, { clientId: CLIENT, environment: 'production', all: true });
+  const key = await createKey(db, { clientId: CLIENT, environment: 'sandbox', scopes: [...SCOPES] });
+  const seeded = await db.select({ id: programs.id, name: programs.name, environment: programs.environment }).from(programs);
+  return {
+    laboratory_id: LAB,
+    client_id: CLIENT,
+    sandbox_key: key.key,
+    sandbox_key_id: key.key_id,
+    programs: seeded.filter((p) => PROGRAMS.some((d) => demoId(`program:${d.key}`) === p.id)).map((p) => ({ program_id: p.id, name: p.name, environment: p.environment })),
+  };
+}

@@ -1,0 +1,75 @@
+import { TRPCError } from '@trpc/server';
+import { ERROR_CODES, PartnerError, type ErrorBody, type ErrorCode, type ErrorDetail } from './errors';
+import { detailsFromZodIssues } from './zod-issues';
+
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+  /** True when the failure is ours (500): the caller logs it with the request id. */
+  unexpected: boolean;
+}
+
+// postgres.js / node network failures meaning "the database is unreachable right now".
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  }
+  return false;
+}
+
+/** tRPC wraps errors thrown in middleware; our PartnerError may sit a few causes deep. */
+function findPartnerError(error: unknown): PartnerError | null {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof PartnerError) return e;
+  }
+  return null;
+}
+
+function isZodError(e: unknown): e is { name: 'ZodError'; issues: Parameters<typeof detailsFromZodIssues>[0] } {
+  return e instanceof Error && e.name === 'ZodError' && Array.isArray((e as { issues?: unknown }).issues);
+}
+
+/**
+ * The one mapping from any thrown value to the error envelope (DESIGN §3).
+ * `pathParams` names the route's path parameters: a malformed id there is a 404, not a 400.
+ */
+export function errorBodyFor(error: unknown, requestId: string, pathParams: readonly string[]): ErrorResponse {
+  const make = (code: ErrorCode, message: string, details?: ErrorDetail[], headers: Record<string, string> = {}): ErrorResponse => ({
+    status: ERROR_CODES[code].status,
+    headers,
+    body: { error: { code, message, ...(details && details.length > 0 ? { details } : {}) }, request_id: requestId },
+    unexpected: code === 'internal_error',
+  });
+
+  const partnerError = findPartnerError(error);
+  if (partnerError) return make(partnerError.errorCode, partnerError.message, partnerError.details, partnerError.headers);
+  if (isDatabaseUnavailable(error)) return make('unavailable', 'The service is temporarily unavailable; retry shortly.', undefined, { 'Retry-After': '5' });
+
+  if (error instanceof TRPCError) {
+    const cause = error.cause;
+    if (error.code === 'BAD_REQUEST' && isZodError(cause)) {
+      const pathIssue = cause.issues.find((issue) => pathParams.includes(String(issue.path[0])) && issue.code === 'invalid_format');
+      if (pathIssue) return make('not_found', `No resource with that ${String(pathIssue.path[0])} is available to this API key.`);
+      return make('invalid_request', 'The request is not valid; see details.', detailsFromZodIssues(cause.issues));
+    }
+    switch (error.code) {
+      case 'PARSE_ERROR':
+        return make('invalid_request', 'The request body is not valid JSON.', [{ issue: 'malformed_json' }]);
+      case 'PAYLOAD_TOO_LARGE':
+        return make('payload_too_large', 'The request body is too large.');
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return make('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
+      case 'NOT_FOUND':
+        return make('not_found', 'No such route.');
+      case 'METHOD_NOT_SUPPORTED':
+        return make('not_found', 'No such route.');
+      default:
+        if (isDatabaseUnavailable(cause)) return make('unavailable', 'The service is temporarily unavailable; retry shortly.', undefined, { 'Retry-After': '5' });
+    }
+  }
+  return make('internal_error', 'An unexpected error occurred; quote the request_id when reporting it.');
+}

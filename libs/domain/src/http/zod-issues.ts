@@ -1,0 +1,35 @@
+import type { $ZodIssue } from 'zod/v4/core';
+import type { ErrorDetail } from './errors';
+
+/** Turns Zod issues into the stable `{field, issue}` details of the error envelope. */
+export function detailsFromZodIssues(issues: readonly $ZodIssue[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const issue of issues) {
+    const base = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        details.push({ field: base ? `${base}.${key}` : key, issue: 'unknown_field', message: 'This field is not accepted here.' });
+      }
+      continue;
+    }
+    details.push({ field: base || undefined, issue: issueName(issue), message: issue.message });
+  }
+  return details;
+}
+
+function issueName(issue: $ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return /received undefined/.test(issue.message) ? 'required' : 'invalid_type';
+    case 'too_big':
+      return issue.origin === 'string' ? 'too_long' : issue.origin === 'array' ? 'too_many' : 'too_large';
+    case 'too_small':
+      return issue.origin === 'string' ? (issue.minimum === 1 ? 'required' : 'too_short') : issue.origin === 'array' ? 'too_few' : 'too_small';
+    case 'invalid_format':
+      return 'invalid_format';
+    case 'invalid_value':
+      return 'invalid_value';
+    default:
+      return 'invalid';
+  }
+}

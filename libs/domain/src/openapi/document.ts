@@ -1,0 +1,74 @@
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { forEachOpenApiProcedure } from 'trpc-to-openapi';
+import { ERROR_CODES, type ErrorCode } from '../http/errors';
+import { errorEnvelope } from '../http/envelope';
+import { partnerRouter } from '../routers';
+import type { ProcedureMeta } from '../trpc';
+
+export const PARTNER_BASE_PATH = '/api/public/partner';
+export const OPENAPI_PATH = '/api/public/partner-openapi';
+
+export interface DocumentOptions {
+  sandboxBaseUrl?: string;
+  productionBaseUrl?: string;
+}
+
+// Failures any authenticated route can answer.
+const UNIVERSAL_ERRORS: ErrorCode[] = ['invalid_request', 'unauthorized', 'internal_error', 'unavailable'];
+
+function errorResponse(codes: ErrorCode[]) {
+  return {
+    description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].description}`).join(' '),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+  };
+}
+
+/**
+ * The OpenAPI 3.1 description, generated from the procedures, then finished so it tells the
+ * truth: our error envelope instead of the library's, real success statuses, and only the
+ * configured servers. It holds no keys and no tenant data.
+ */
+export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObject {
+  const document = generateOpenApiDocument(partnerRouter, {
+    title: 'Laboratory Ordering Partner API',
+    description:
+      "Server-to-server API through which a clinical laboratory's partners check what the laboratory offers, place and cancel test orders, follow them through collection and testing, and read released results.",
+    version: 'v1',
+    baseUrl: PARTNER_BASE_PATH,
+    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer <API_KEY>`.' } },
+    defs: { ErrorEnvelope: errorEnvelope },
+  });
+
+  const metaByRoute = new Map<string, ProcedureMeta>();
+  forEachOpenApiProcedure(partnerRouter._def.procedures, ({ meta }) => {
+    const m = meta as ProcedureMeta;
+    metaByRoute.set(`${m.openapi!.method.toLowerCase()} ${m.openapi!.path}`, m);
+  });
+
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+      const meta = metaByRoute.get(`${method} ${path}`);
+      if (!meta || !operation?.responses) continue;
+      const responses: Record<string, unknown> = {};
+      const success = operation.responses['200'];
+      responses[String(meta.successStatus ?? 200)] = success;
+      const byStatus = new Map<number, ErrorCode[]>();
+      const codes = [...UNIVERSAL_ERRORS, ...(meta.scope && meta.scope !== 'none' ? (['forbidden'] as ErrorCode[]) : []), ...(meta.errors ?? [])];
+      for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+      for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponse(list);
+      operation.responses = responses;
+      if (meta.scope && meta.scope !== 'none') {
+        operation['x-required-scope'] = meta.scope;
+        operation.description = `${operation.description ?? ''}\n\nRequired scope: \`${meta.scope}\`.`.trim();
+      }
+    }
+  }
+
+  const servers = [
+    options.sandboxBaseUrl && { url: options.sandboxBaseUrl, description: 'Sandbox' },
+    options.productionBaseUrl && { url: options.productionBaseUrl, description: 'Production' },
+  ].filter(Boolean) as { url: string; description: string }[];
+  if (servers.length > 0) document.servers = servers;
+  else delete document.servers;
+  return document;
+}

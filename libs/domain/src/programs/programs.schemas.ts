@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { environmentSchema } from '../auth/scopes';
+
+export const programSchema = z
+  .object({
+    program_id: z.uuid(),
+    name: z.string(),
+    status: z.enum(['active', 'inactive']),
+    currency: z.string().meta({ description: 'ISO 4217 currency code.', example: 'USD' }),
+    environment: environmentSchema,
+  })
+  .meta({ id: 'Program', description: 'A program granted to the calling API client.' });
+export type Program = z.infer<typeof programSchema>;

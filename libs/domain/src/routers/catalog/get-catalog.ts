@@ -1,0 +1,14 @@
+import { listActiveItems, toCatalogItem } from '../../catalog/catalog';
+import { ok } from '../../http/envelope';
+import { getGrantedProgram } from '../../programs/programs';
+import { scopedProcedure } from '../../trpc';
+import { getCatalogInput, getCatalogMeta, getCatalogOutput } from './get-catalog.types';
+
+export const getCatalog = scopedProcedure('catalog:read')
+  .meta(getCatalogMeta)
+  .input(getCatalogInput)
+  .output(getCatalogOutput)
+  .query(async ({ ctx, input }) => {
+    const program = await getGrantedProgram(ctx.db, ctx.caller, input.programId);
+    return ok(ctx, (await listActiveItems(ctx.db, program.id)).map(toCatalogItem), null);
+  });

@@ -1,0 +1,22 @@
+import { router } from '../trpc';
+import { getCatalog } from './catalog/get-catalog';
+import { getHealth } from './health/get-health';
+import { getLab } from './laboratory/get-lab';
+import { listLocations } from './locations/list-locations';
+import { getProgram } from './programs/get-program';
+import { listPrograms } from './programs/list-programs';
+import { getRequirements } from './requirements/get-requirements';
+import { checkServiceability } from './serviceability/check-serviceability';
+import { putSubject } from './subjects/put-subject';
+
+/** Every partner procedure; REST routes and the console's tRPC client both come from here. */
+export const partnerRouter = router({
+  health: router({ get: getHealth }),
+  lab: router({ get: getLab }),
+  locations: router({ list: listLocations }),
+  programs: router({ list: listPrograms, get: getProgram, catalog: getCatalog, requirements: getRequirements }),
+  serviceability: router({ check: checkServiceability }),
+  subjects: router({ put: putSubject }),
+});
+
+export type PartnerRouter = typeof partnerRouter;

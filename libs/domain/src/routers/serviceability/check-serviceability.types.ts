@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { strictInput } from '../../common-schemas';
+import { envelopeOf } from '../../http/envelope';
+import { serviceabilitySchema } from '../../serviceability/serviceability.schemas';
+import { LIMITS } from '../../limits';
+import type { ProcedureMeta } from '../../trpc';
+
+export const checkServiceabilityMeta: ProcedureMeta = {
+  scope: 'serviceability:read',
+  openapi: {
+    method: 'POST',
+    path: '/v1/serviceability',
+    tags: ['Serviceability'],
+    summary: 'Check whether a test can be fulfilled',
+    description: 'Answers `serviceable` with stable reason codes. Unknown and ungranted programs give the same reason, `program_not_available`.',
+  },
+};
+export const checkServiceabilityInput = strictInput({
+  program_id: z.uuid(),
+  item_id: z.uuid(),
+  region: z.string().min(1).max(LIMITS.region).optional().meta({ description: 'Max 80 characters.' }),
+  collection: z.string().min(1).max(LIMITS.collection).optional().meta({ description: 'Collection method, e.g. in_person_draw. Max 40 characters.' }),
+}).meta({ examples: [{ program_id: '00000000-0000-4000-8000-000000000001', item_id: '00000000-0000-4000-8000-000000000002', region: 'US-CA', collection: 'in_person_draw' }] });
+export const checkServiceabilityOutput = envelopeOf(serviceabilitySchema);

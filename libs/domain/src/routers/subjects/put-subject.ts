@@ -1,0 +1,10 @@
+import { ok } from '../../http/envelope';
+import { linkSubject } from '../../subjects/subjects';
+import { scopedProcedure } from '../../trpc';
+import { putSubjectInput, putSubjectMeta, putSubjectOutput } from './put-subject.types';
+
+export const putSubject = scopedProcedure('subjects:write')
+  .meta(putSubjectMeta)
+  .input(putSubjectInput)
+  .output(putSubjectOutput)
+  .mutation(async ({ ctx, input }) => ok(ctx, await linkSubject(ctx.db, ctx.caller, input.externalSubjectId)));
