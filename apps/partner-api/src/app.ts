@@ -3,7 +3,7 @@ import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import * as trpcExpress from '@trpc/server/adapters/express';
 import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
-import { buildOpenApiDocument, OPENAPI_PATH, PARTNER_BASE_PATH, PartnerError, partnerRouter, type Config, type RequestContext } from '@lop/domain';
+import { buildOpenApiDocument, OPENAPI_PATH, PARTNER_BASE_PATH, PartnerError, partnerRouter, type Config, type DataProtector, type RequestContext } from '@lop/domain';
 import { jsonBody } from './http/body';
 import { partnerRest } from './http/partner-rest';
 import { requestId, requestIdOf } from './http/request-id';
@@ -13,11 +13,12 @@ export interface AppDependencies {
   database: DatabaseConnection;
   config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL'>;
   logger: Logger;
+  protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
   consoleDir?: string;
 }
 
-export function createApp({ database, config, logger, consoleDir }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -41,6 +42,8 @@ export function createApp({ database, config, logger, consoleDir }: AppDependenc
     sql: database.sql,
     requestId: requestIdOf(res),
     authorization: req.headers.authorization,
+    headers: req.headers,
+    protector,
     response: { headers: {} },
   });
 

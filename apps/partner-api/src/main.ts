@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, protectorFor, type Config } from '@lop/domain';
 import { createApp } from './app';
 
 export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.sandbox_key', '*.key', '*.secret', '*.patient', '*.ordering_provider', '*.aoe_answers', '*.clinical_notes'];
@@ -19,7 +19,7 @@ export interface RunningApi {
 /** Starts the partner API on an already migrated database. */
 export async function startPartnerApi(options: { config: Config; databaseUrl: string; logger: Logger; consoleDir?: string }): Promise<RunningApi> {
   const database = connectDatabase(options.databaseUrl, { max: options.config.PARTNER_DB_POOL_SIZE, applicationName: 'partner-api' });
-  const app = createApp({ database, config: options.config, logger: options.logger, consoleDir: options.consoleDir });
+  const app = createApp({ database, config: options.config, logger: options.logger, protector: protectorFor(options.config), consoleDir: options.consoleDir });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
     s.once('error', reject);

@@ -4,3 +4,4 @@ export * from './clients';
 export * from './programs';
 export * from './locations';
 export * from './subjects';
+export * from './orders';

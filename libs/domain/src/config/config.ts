@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { DataProtector, loadOrCreateMasterKey } from '../security/protector';
 
 /** The repository root; the embedded database keeps its data folder below it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -19,9 +20,21 @@ const configSchema = z.object({
   PARTNER_PRODUCTION_BASE_URL: optionalUrl,
   PARTNER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   PARTNER_WEBHOOKS_ALLOW_LOOPBACK: booleanText.default(false),
+  // Base64 of 32 random bytes; without it, one is generated once into the data folder.
+  PARTNER_ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes (openssl rand -base64 32)')
+    .optional(),
+  // Order creations allowed per API key per minute, shared by all replicas.
+  PARTNER_CREATE_ORDER_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(120),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The data protector for this configuration (the embedded default keeps its key in the data folder). */
+export function protectorFor(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>): DataProtector {
+  return new DataProtector(loadOrCreateMasterKey(config.PARTNER_ENCRYPTION_KEY, resolve(config.PARTNER_DATA_DIR, 'encryption.key')));
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

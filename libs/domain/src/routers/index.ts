@@ -8,6 +8,10 @@ import { listPrograms } from './programs/list-programs';
 import { getRequirements } from './requirements/get-requirements';
 import { checkServiceability } from './serviceability/check-serviceability';
 import { putSubject } from './subjects/put-subject';
+import { cancelOrder } from './orders/cancel-order';
+import { createOrder } from './orders/create-order';
+import { getOrder } from './orders/get-order';
+import { listEvents } from './events/list-events';
 
 /** Every partner procedure; REST routes and the console's tRPC client both come from here. */
 export const partnerRouter = router({
@@ -17,6 +21,8 @@ export const partnerRouter = router({
   programs: router({ list: listPrograms, get: getProgram, catalog: getCatalog, requirements: getRequirements }),
   serviceability: router({ check: checkServiceability }),
   subjects: router({ put: putSubject }),
+  orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder }),
+  events: router({ list: listEvents }),
 });
 
 export type PartnerRouter = typeof partnerRouter;

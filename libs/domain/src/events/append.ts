@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { events, type Database } from '@lop/db';
+import type { Environment } from '../auth/scopes';
+import { EVENT_PAYLOAD_VERSION, eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
+
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+
+export interface EventDraft {
+  type: EventType;
+  occurredAt: Date;
+  programId?: string;
+  orderId?: string;
+  data: EventData;
+}
+
+export interface Stream {
+  clientId: string;
+  environment: Environment;
+}
+
+/**
+ * Appends events to a client's stream inside the caller's transaction (the transactional outbox).
+ * Taking the stream counter's row lock makes sequences dense and ordered by commit: a concurrent
+ * writer waits for this transaction, so no reader can see sequence n+1 before n. Call it last in
+ * the transaction to keep that lock short.
+ */
+export async function appendEvents(tx: Transaction, stream: Stream, drafts: EventDraft[]): Promise<PartnerEvent[]> {
+  if (drafts.length === 0) return [];
+  const [{ last }] = (await tx.execute(sql`
+    insert into event_streams (client_id, environment, last_sequence)
+    values (${stream.clientId}, ${stream.environment}, ${drafts.length})
+    on conflict (client_id, environment) do update set last_sequence = event_streams.last_sequence + ${drafts.length}
+    returning last_sequence as last`)) as unknown as { last: string | number }[];
+  const first = Number(last) - drafts.length + 1;
+  const rows = drafts.map((draft, i) => ({
+    id: randomUUID(),
+    clientId: stream.clientId,
+    environment: stream.environment,
+    sequence: first + i,
+    type: draft.type,
+    version: EVENT_PAYLOAD_VERSION,
+    occurredAt: draft.occurredAt,
+    programId: draft.programId ?? null,
+    orderId: draft.orderId ?? null,
+    data: eventDataSchema.parse(draft.data),
+  }));
+  await tx.insert(events).values(rows);
+  return rows.map(toPartnerEvent);
+}
+
+export function toPartnerEvent(row: Omit<typeof events.$inferSelect, 'createdAt'>): PartnerEvent {
+  return {
+    event_id: row.id,
+    type: row.type as EventType,
+    version: row.version,
+    occurred_at: row.occurredAt.toISOString(),
+    environment: row.environment,
+    ...(row.programId ? { program_id: row.programId } : {}),
+    sequence: Number(row.sequence),
+    data: row.data as EventData,
+  };
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { environmentSchema } from '../auth/scopes';
+import { timestampSchema } from '../common-schemas';
+import { lifecycleSchema, nextActionSchema } from '../orders/lifecycle';
+
+/** Exactly the spec's nine event types, no others. */
+export const EVENT_TYPES = [
+  'order.created',
+  'order.updated',
+  'order.cancelled',
+  'specimen.updated',
+  'result.partial',
+  'result.final',
+  'result.corrected',
+  'result.critical',
+  'integration.action_required',
+] as const;
+export const eventTypeSchema = z.enum(EVENT_TYPES).meta({ id: 'EventType' });
+export type EventType = z.infer<typeof eventTypeSchema>;
+
+export const EVENT_PAYLOAD_VERSION = 1;
+
+/**
+ * The allow-list of `data` keys (spec § Events). Strict: an extra key fails validation, so
+ * analyte values, demographics, documents or secrets can never slip into an event.
+ */
+export const eventDataSchema = z
+  .strictObject({
+    order_id: z.uuid(),
+    external_order_id: z.string(),
+    program_id: z.uuid(),
+    client_id: z.uuid(),
+    environment: environmentSchema,
+    lifecycle: lifecycleSchema.optional(),
+    next_action: nextActionSchema.optional(),
+    specimen_state: z.string().optional(),
+    result_id: z.uuid().optional(),
+    result_version: z.number().int().optional(),
+    result_provenance: z.string().optional(),
+    result_is_critical: z.boolean().optional(),
+    action_required_code: z.string().optional(),
+    links: z.record(z.string(), z.string().startsWith('/')).optional().meta({ description: 'Relative API paths to re-read the authoritative state.' }),
+  })
+  .meta({ id: 'EventData', description: 'Identifiers and coarse state only; read details from the API.' });
+export type EventData = z.infer<typeof eventDataSchema>;
+
+export const eventSchema = z
+  .object({
+    event_id: z.string().meta({ description: 'Unique; deduplicate on it.' }),
+    type: eventTypeSchema,
+    version: z.number().int().meta({ description: 'Payload version, currently 1.' }),
+    occurred_at: timestampSchema,
+    environment: environmentSchema,
+    program_id: z.uuid().optional(),
+    sequence: z.number().int().meta({ description: 'Dense, increasing position in your stream (per API client and environment).' }),
+    data: eventDataSchema,
+  })
+  .meta({ id: 'Event', description: 'One event; a webhook delivery body is this same object.' });
+export type PartnerEvent = z.infer<typeof eventSchema>;
+
+export const eventPageSchema = z
+  .object({
+    events: z.array(eventSchema),
+    next_cursor: z.string().meta({ description: 'Pass as `cursor` to continue; always present, so you can poll from it later.' }),
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'EventPage' });

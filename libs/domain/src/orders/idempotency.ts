@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { idempotencyKeys, type Database } from '@lop/db';
+import type { Caller } from '../auth/authenticate';
+import type { Transaction } from '../events/append';
+import { conflict } from '../http/errors';
+
+/** How long a request may hold its key before another request may take over (a crashed process). */
+const IN_FLIGHT_LEASE_SECONDS = 60;
+
+/** Key order and whitespace do not make two bodies different. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export interface IdempotentOutcome<T> {
+  status: number;
+  data: T;
+  replayed: boolean;
+}
+
+/**
+ * Runs `work` at most once per (client, environment, Idempotency-Key) (DESIGN §6). The same key
+ * and body replays the stored response; a different body, or the same key while the first
+ * request still runs, is a 409. The stored response commits in the same transaction as the work,
+ * so a crash leaves either nothing or both. A failed attempt frees the key.
+ */
+export async function runIdempotently<T>(
+  db: Database,
+  caller: Caller,
+  key: string,
+  body: unknown,
+  work: (tx: Transaction) => Promise<{ status: number; data: T }>,
+): Promise<IdempotentOutcome<T>> {
+  const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
+  const where = and(eq(idempotencyKeys.clientId, caller.clientId), eq(idempotencyKeys.environment, caller.environment), eq(idempotencyKeys.key, key));
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const claimed = await db
+      .insert(idempotencyKeys)
+      .values({
+        clientId: caller.clientId,
+        environment: caller.environment,
+        key,
+        requestHash,
+        state: 'in_flight',
+        lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})`,
+      })
+      .onConflictDoNothing()
+      .returning({ key: idempotencyKeys.key });
+
+    if (claimed.length === 0) {
+      const [existing] = await db.select().from(idempotencyKeys).where(where);
+      if (!existing) continue; // freed by a failed attempt in between: try to claim again
+      if (existing.state === 'completed') {
+        if (existing.requestHash !== requestHash) throw conflict('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.');
+        return { status: existing.responseStatus!, data: existing.responseData as T, replayed: true };
+      }
+      // In flight: only a lease left behind by a crashed process may be taken over.
+      const takenOver = await db
+        .update(idempotencyKeys)
+        .set({ requestHash, lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})` })
+        .where(and(where, eq(idempotencyKeys.state, 'in_flight'), sql`${idempotencyKeys.lockedUntil} < now()`))
+        .returning({ key: idempotencyKeys.key });
+      if (takenOver.length === 0) throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+    }
+
+    try {
+      return await db.transaction(async (tx) => {
+        const result = await work(tx);
+        await tx
+          .update(idempotencyKeys)
+          .set({ state: 'completed', responseStatus: result.status, responseData: result.data as object })
+          .where(where);
+        return { ...result, replayed: false };
+      });
+    } catch (error) {
+      await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, 'in_flight')));
+      throw error;
+    }
+  }
+  throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+}

@@ -1,0 +1,103 @@
+import { and, eq } from 'drizzle-orm';
+import { orders, type Database } from '@lop/db';
+import type { Caller } from '../auth/authenticate';
+import { findActiveItem } from '../catalog/catalog';
+import { appendEvents, type Transaction } from '../events/append';
+import { conflict, notFound, PartnerError, type ErrorDetail } from '../http/errors';
+import { getGrantedProgram } from '../programs/programs';
+import { checkOrderAgainstRequirements } from '../requirements/order-check';
+import { resolveRequirements } from '../requirements/requirements';
+import type { DataProtector } from '../security/protector';
+import { isSubjectLinked } from '../subjects/subjects';
+import { IllegalTransitionError } from './lifecycle';
+import { orderResource, type OrderRow } from './order-resource';
+import type { CreateOrderBody, Order } from './orders.schemas';
+import { changeOrderState, lockOrder, orderEvent } from './state-change';
+
+const notOrderable = (details: ErrorDetail[]) =>
+  new PartnerError('not_orderable', 'The order cannot be placed; details list each problem.', { details });
+
+/** Every reason the order cannot be placed, checked against the same profile GET /requirements shows. */
+async function checkOrderable(db: Database, caller: Caller, body: CreateOrderBody): Promise<void> {
+  const program = await getGrantedProgram(db, caller, body.program_id).catch((error: unknown) => {
+    if (error instanceof PartnerError && error.errorCode === 'not_found') return null;
+    throw error;
+  });
+  if (!program) throw notOrderable([{ field: 'program_id', issue: 'program_not_available', message: 'No such program is granted to this API client.' }]);
+
+  const problems: ErrorDetail[] = [];
+  if (program.status !== 'active') problems.push({ field: 'program_id', issue: 'program_inactive', message: 'The program is not active.' });
+  const item = await findActiveItem(db, program.id, body.item_id);
+  if (!item) problems.push({ field: 'item_id', issue: 'item_not_in_program', message: 'The test is not an active item of this program.' });
+  if (!(await isSubjectLinked(db, caller, body.external_subject_id))) {
+    problems.push({ field: 'external_subject_id', issue: 'subject_not_registered', message: 'Register the subject with PUT /v1/subjects/{externalSubjectId} first.' });
+  }
+  if (item) problems.push(...checkOrderAgainstRequirements(await resolveRequirements(db, caller, program, item, body.region), body));
+  if (problems.length > 0) throw notOrderable(problems);
+}
+
+/** Creates the order and its order.created event in the caller's transaction. */
+export async function createOrder(db: Database, tx: Transaction, protector: DataProtector, caller: Caller, body: CreateOrderBody): Promise<Order> {
+  await checkOrderable(db, caller, body);
+  const personal = { patient: body.patient, ordering_provider: body.ordering_provider, aoe_answers: body.aoe_answers, clinical_notes: body.clinical_notes };
+  const hasPersonal = Object.values(personal).some((v) => v !== undefined);
+  const now = new Date();
+  const [order] = await tx
+    .insert(orders)
+    .values({
+      laboratoryId: caller.laboratoryId,
+      clientId: caller.clientId,
+      environment: caller.environment,
+      externalOrderId: body.external_order_id,
+      programId: body.program_id,
+      itemId: body.item_id,
+      externalSubjectId: body.external_subject_id,
+      collection: body.collection,
+      region: body.region ?? null,
+      billingMode: body.billing_mode ?? null,
+      requestedCollectionAt: body.requested_collection_at ? new Date(body.requested_collection_at) : null,
+      collectionLocation: body.collection_location ?? null,
+      protectedData: hasPersonal ? protector.encrypt(personal) : null,
+      // Every order placed with a sandbox key is synthetic and may be simulated.
+      synthetic: caller.environment === 'sandbox',
+      lifecycleDetail: 'received',
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
+  await appendEvents(tx, { clientId: caller.clientId, environment: caller.environment }, [orderEvent(order, 'order.created', now)]);
+  return orderResource(tx, order);
+}
+
+/** The caller's order, or 404: other clients' and other environments' orders do not exist for it. */
+export async function findOrderForCaller(db: Pick<Database, 'select'>, caller: Caller, orderId: string): Promise<OrderRow> {
+  const [order] = await db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.id, orderId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment), eq(orders.laboratoryId, caller.laboratoryId)));
+  if (!order) throw notFound('order');
+  return order;
+}
+
+export async function getOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
+  return orderResource(db, await findOrderForCaller(db, caller, orderId));
+}
+
+/** Partner cancel: allowed until a specimen is collected; otherwise 409 and nothing changes. */
+export async function cancelOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
+  return db.transaction(async (tx) => {
+    const order = await lockOrder(tx, orderId, { clientId: caller.clientId, environment: caller.environment });
+    if (!order || order.laboratoryId !== caller.laboratoryId) throw notFound('order');
+    try {
+      const updated = await changeOrderState(tx, order, 'cancel_by_partner', { patch: { requisitionState: order.requisitionState === 'issued' ? 'cancelled' : order.requisitionState } });
+      return orderResource(tx, updated);
+    } catch (error) {
+      if (error instanceof IllegalTransitionError) {
+        throw conflict('order_not_cancellable', `The order can no longer be cancelled: its state is ${order.lifecycleDetail}.`);
+      }
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { strictInput } from '../../common-schemas';
+import { eventPageSchema } from '../../events/events.schemas';
+import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../../events/stream';
+import { envelopeOf } from '../../http/envelope';
+import type { ProcedureMeta } from '../../trpc';
+
+export const listEventsMeta: ProcedureMeta = {
+  scope: 'events:read',
+  openapi: {
+    method: 'GET',
+    path: '/v1/events',
+    tags: ['Events'],
+    summary: 'Read the event stream',
+    description:
+      'Your ordered event stream (per API client and environment). Start without a cursor, then pass `next_cursor` from each response; `next_cursor` is always present so you can poll from it later. Events carry a dense, increasing `sequence`: after any gap in webhook deliveries, replay from your last cursor and re-read results from the API, which is authoritative.',
+  },
+};
+export const listEventsInput = strictInput({
+  cursor: z.string().max(64).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
+  limit: z.coerce.number().int().min(1).max(EVENTS_MAX_LIMIT).default(EVENTS_DEFAULT_LIMIT).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT}; default ${EVENTS_DEFAULT_LIMIT}.` }),
+});
+export const listEventsOutput = envelopeOf(eventPageSchema);

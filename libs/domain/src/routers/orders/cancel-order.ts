@@ -1,0 +1,10 @@
+import { ok } from '../../http/envelope';
+import { cancelOrder as cancel } from '../../orders/orders';
+import { scopedProcedure } from '../../trpc';
+import { cancelOrderInput, cancelOrderMeta, cancelOrderOutput } from './cancel-order.types';
+
+export const cancelOrder = scopedProcedure('orders:cancel')
+  .meta(cancelOrderMeta)
+  .input(cancelOrderInput)
+  .output(cancelOrderOutput)
+  .mutation(async ({ ctx, input }) => ok(ctx, await cancel(ctx.db, ctx.caller, input.orderId)));

@@ -1,0 +1,18 @@
+import { pathId, strictInput } from '../../common-schemas';
+import { envelopeOf } from '../../http/envelope';
+import { orderSchema } from '../../orders/orders.schemas';
+import type { ProcedureMeta } from '../../trpc';
+
+export const cancelOrderMeta: ProcedureMeta = {
+  scope: 'orders:cancel',
+  errors: ['not_found', 'conflict'],
+  openapi: {
+    method: 'POST',
+    path: '/v1/orders/{orderId}/cancel',
+    tags: ['Orders'],
+    summary: 'Cancel an order',
+    description: 'Cancels while cancellation is still possible (before a specimen is collected): 200 with the cancelled order. Otherwise 409 `conflict` (issue `order_not_cancellable`) and the order is unchanged. No body is needed.',
+  },
+};
+export const cancelOrderInput = strictInput({ orderId: pathId('Order identifier.') });
+export const cancelOrderOutput = envelopeOf(orderSchema);

@@ -1,0 +1,33 @@
+import { ok } from '../../http/envelope';
+import { PartnerError } from '../../http/errors';
+import { LIMITS } from '../../limits';
+import { runIdempotently } from '../../orders/idempotency';
+import { createOrder as create } from '../../orders/orders';
+import type { Order } from '../../orders/orders.schemas';
+import { scopedProcedure } from '../../trpc';
+import { createOrderInput, createOrderMeta, createOrderOutput } from './create-order.types';
+
+function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string {
+  const value = headers['idempotency-key'];
+  const key = Array.isArray(value) ? value[0] : value;
+  if (!key) throw new PartnerError('invalid_request', 'Send an Idempotency-Key header.', { details: [{ field: 'Idempotency-Key', issue: 'required' }] });
+  if (key.length > LIMITS.idempotencyKey) {
+    throw new PartnerError('invalid_request', `The Idempotency-Key header is longer than ${LIMITS.idempotencyKey} characters.`, { details: [{ field: 'Idempotency-Key', issue: 'too_long' }] });
+  }
+  return key;
+}
+
+export const createOrder = scopedProcedure('orders:write')
+  .meta(createOrderMeta)
+  .input(createOrderInput)
+  .output(createOrderOutput)
+  .mutation(async ({ ctx, input }) => {
+    const key = idempotencyKeyOf(ctx.headers);
+    const outcome = await runIdempotently<Order>(ctx.db, ctx.caller, key, input, async (tx) => ({
+      status: 201,
+      data: await create(ctx.db, tx, ctx.protector, ctx.caller, input),
+    }));
+    ctx.response.status = outcome.status;
+    if (outcome.replayed) ctx.response.headers['Idempotent-Replayed'] = 'true';
+    return ok(ctx, outcome.data);
+  });

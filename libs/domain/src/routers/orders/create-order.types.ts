@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { envelopeOf } from '../../http/envelope';
+import { LIMITS } from '../../limits';
+import { createOrderBodySchema, orderSchema } from '../../orders/orders.schemas';
+import type { ProcedureMeta } from '../../trpc';
+
+export const createOrderMeta: ProcedureMeta = {
+  scope: 'orders:write',
+  successStatus: 201,
+  errors: ['conflict', 'not_orderable', 'rate_limited'],
+  openapi: {
+    method: 'POST',
+    path: '/v1/orders',
+    tags: ['Orders'],
+    summary: 'Create an order',
+    description:
+      'Places a test order. Send a unique `Idempotency-Key` header (max 190 characters): repeating the same key with the same body returns the original 201 response with `Idempotent-Replayed: true`; the same key with a different body, or while the first request is still running, is 409. Personal data (patient, ordering_provider, aoe_answers, clinical_notes) is stored encrypted and never returned. 422 `not_orderable` lists every problem against the requirements profile. 429 means rate limited: honour `Retry-After`.',
+    requestHeaders: z.object({
+      'Idempotency-Key': z.string().min(1).max(LIMITS.idempotencyKey).meta({ description: 'Unique per intended order; max 190 characters.' }),
+    }),
+  },
+};
+export const createOrderInput = createOrderBodySchema;
+export const createOrderOutput = envelopeOf(orderSchema);

@@ -1,0 +1,10 @@
+import { ok } from '../../http/envelope';
+import { getOrder as get } from '../../orders/orders';
+import { scopedProcedure } from '../../trpc';
+import { getOrderInput, getOrderMeta, getOrderOutput } from './get-order.types';
+
+export const getOrder = scopedProcedure('orders:read')
+  .meta(getOrderMeta)
+  .input(getOrderInput)
+  .output(getOrderOutput)
+  .query(async ({ ctx, input }) => ok(ctx, await get(ctx.db, ctx.caller, input.orderId)));
