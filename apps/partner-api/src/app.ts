@@ -6,12 +6,13 @@ import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
 import { buildOpenApiDocument, OPENAPI_PATH, PARTNER_BASE_PATH, PartnerError, partnerRouter, type Config, type DataProtector, type RequestContext } from '@lop/domain';
 import { jsonBody } from './http/body';
 import { partnerRest } from './http/partner-rest';
+import { createOrderRateLimit } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
 import { sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL'>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT'>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -68,6 +69,7 @@ export function createApp({ database, config, logger, protector, consoleDir }: A
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(openApiDocument);
   });
 
+  app.post(`${PARTNER_BASE_PATH}/v1/orders`, createOrderRateLimit(database.sql, config.PARTNER_CREATE_ORDER_RATE_LIMIT, logger));
   app.use(PARTNER_BASE_PATH, jsonBody(), partnerRest(createContext, logger));
 
   // The sandbox console talks tRPC to the same procedures, with the same keys and checks.

@@ -88,11 +88,10 @@ CREATE TABLE "orders" (
 );
 --> statement-breakpoint
 CREATE TABLE "rate_limit_counters" (
-	"key_id" uuid NOT NULL,
-	"bucket" text NOT NULL,
+	"subject" text NOT NULL,
 	"window_start" timestamp with time zone NOT NULL,
 	"count" integer NOT NULL,
-	CONSTRAINT "rate_limit_counters_key_id_bucket_window_start_pk" PRIMARY KEY("key_id","bucket","window_start")
+	CONSTRAINT "rate_limit_counters_subject_window_start_pk" PRIMARY KEY("subject","window_start")
 );
 --> statement-breakpoint
 CREATE TABLE "result_versions" (
@@ -136,7 +135,6 @@ ALTER TABLE "orders" ADD CONSTRAINT "orders_laboratory_id_laboratories_id_fk" FO
 ALTER TABLE "orders" ADD CONSTRAINT "orders_client_id_api_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."api_clients"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "orders" ADD CONSTRAINT "orders_program_id_programs_id_fk" FOREIGN KEY ("program_id") REFERENCES "public"."programs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "orders" ADD CONSTRAINT "orders_item_id_catalog_items_id_fk" FOREIGN KEY ("item_id") REFERENCES "public"."catalog_items"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "rate_limit_counters" ADD CONSTRAINT "rate_limit_counters_key_id_api_keys_id_fk" FOREIGN KEY ("key_id") REFERENCES "public"."api_keys"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "result_versions" ADD CONSTRAINT "result_versions_order_id_orders_id_fk" FOREIGN KEY ("order_id") REFERENCES "public"."orders"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "specimens" ADD CONSTRAINT "specimens_order_id_orders_id_fk" FOREIGN KEY ("order_id") REFERENCES "public"."orders"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "events_stream_sequence_idx" ON "events" USING btree ("client_id","environment","sequence");--> statement-breakpoint

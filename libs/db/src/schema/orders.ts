@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid, jsonb, bigint } from 'drizzle-orm/pg-core';
 import { createdAt, environmentEnum, id } from './common';
-import { apiClients, apiKeys } from './clients';
+import { apiClients } from './clients';
 import { laboratories } from './laboratories';
 import { catalogItems, programs } from './programs';
 
@@ -197,16 +197,13 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.clientId, t.environment, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
 );
 
-/** Fixed-window request counters per API key, shared by every replica. */
+/** Fixed-window request counters, shared by every replica; `subject` is a hash of the API key. */
 export const rateLimitCounters = pgTable(
   'rate_limit_counters',
   {
-    keyId: uuid('key_id')
-      .notNull()
-      .references(() => apiKeys.id),
-    bucket: text('bucket').notNull(),
+    subject: text('subject').notNull(),
     windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
     count: integer('count').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.keyId, t.bucket, t.windowStart] })],
+  (t) => [primaryKey({ columns: [t.subject, t.windowStart] })],
 );

@@ -27,15 +27,17 @@ export async function authenticate(sql: Sql, authorization: string | undefined, 
   if (!claimedEnvironment) throw unauthorized('The API key is not valid.');
 
   const [row] = await sql<
-    { id: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expires_at: Date | null; revoked_at: Date | null; client_status: string }[]
+    { id: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expired: boolean; revoked: boolean; client_status: string }[]
   >`
-    select k.id, k.client_id, k.laboratory_id, k.environment, k.scopes, k.expires_at, k.revoked_at, c.status as client_status
+    select k.id, k.client_id, k.laboratory_id, k.environment, k.scopes, c.status as client_status,
+           k.revoked_at is not null as revoked,
+           k.expires_at is not null and k.expires_at <= ${now.toISOString()}::timestamptz as expired
     from api_keys k join api_clients c on c.id = k.client_id
     where k.key_hash = ${hashApiKey(key)}`;
 
   if (!row || row.environment !== claimedEnvironment) throw unauthorized('The API key is not valid.');
-  if (row.revoked_at) throw unauthorized('The API key has been revoked.');
-  if (row.expires_at && row.expires_at <= now) throw unauthorized('The API key has expired.');
+  if (row.revoked) throw unauthorized('The API key has been revoked.');
+  if (row.expired) throw unauthorized('The API key has expired.');
   if (row.client_status !== 'active') throw unauthorized('The API client of this key is disabled.');
 
   return {

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, demoId, SCOPES } from '@lop/domain';
+import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
+import { expectError } from '../testing/expect-envelope';
+import { fixtures, unique } from '../testing/tenant';
+
+const LIMIT = 3;
+const fx = connectFixtures();
+let replicaA: TestApi;
+let replicaB: TestApi;
+let clientId: string;
+
+const orderBody = () => ({
+  external_order_id: unique('rate'),
+  program_id: demoId('program:wellness-sbx'),
+  item_id: demoId('item:wellness-sbx:CBC'),
+  external_subject_id: 'rate-limit-subject',
+  collection: 'in_person_draw',
+});
+
+async function freshKey() {
+  return (await createKey(fx.db, { clientId, environment: 'sandbox', scopes: [...SCOPES] })).key;
+}
+
+const create = (api: TestApi, key: string) => api.call('POST', '/v1/orders', { key, json: orderBody(), headers: { 'idempotency-key': unique('idem') } });
+
+beforeAll(async () => {
+  const demo = await fixtures(fx.db).demo();
+  clientId = demo.client_id;
+  replicaA = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
+  replicaB = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
+  await replicaA.call('PUT', '/v1/subjects/rate-limit-subject', { key: demo.key });
+});
+
+afterAll(async () => {
+  await replicaA.close();
+  await replicaB.close();
+  await fx.close();
+});
+
+describe('order creation rate limit', () => {
+  it('answers RateLimit-* headers on every create and 429 rate_limited with Retry-After past the limit', async () => {
+    const key = await freshKey();
+    for (let i = 0; i < LIMIT; i++) {
+      const response = await create(replicaA, key);
+      expect(response.status).toBe(201);
+      expect(response.headers.get('ratelimit-limit')).toBe(String(LIMIT));
+      expect(response.headers.get('ratelimit-remaining')).toBe(String(LIMIT - i - 1));
+      expect(Number(response.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+    }
+    const limited = await create(replicaA, key);
+    expectError(limited, 429, 'rate_limited');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+  });
+
+  it('is one budget per key, shared by every replica through PostgreSQL', async () => {
+    const key = await freshKey();
+    const statuses = [];
+    for (let i = 0; i < LIMIT + 2; i++) statuses.push((await create(i % 2 === 0 ? replicaA : replicaB, key)).status);
+    expect(statuses).toEqual([201, 201, 201, 429, 429]);
+  });
+
+  it('does not spend one key’s budget on another key', async () => {
+    const exhausted = await freshKey();
+    for (let i = 0; i <= LIMIT; i++) await create(replicaA, exhausted);
+    expect((await create(replicaA, exhausted)).status).toBe(429);
+    expect((await create(replicaA, await freshKey())).status).toBe(201);
+  });
+
+  it('a rate-limited create writes no order', async () => {
+    const key = await freshKey();
+    for (let i = 0; i < LIMIT; i++) await create(replicaA, key);
+    const body = orderBody();
+    const limited = await replicaA.call('POST', '/v1/orders', { key, json: body, headers: { 'idempotency-key': unique('idem') } });
+    expect(limited.status).toBe(429);
+    const rows = await fx.sql`select 1 from orders where external_order_id = ${body.external_order_id}`;
+    expect(rows).toHaveLength(0);
+  });
+});
