@@ -5,7 +5,7 @@ export default [
   ...nx.configs['flat/typescript'],
   { ignores: ['**/dist', '**/node_modules', '**/.data', 'docs/**', '**/vite.config.*.timestamp*'] },
   {
-    files: ['**/*.ts', '**/*.tsx', '**/*.mjs'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',

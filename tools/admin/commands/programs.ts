@@ -1,0 +1,30 @@
+import { Option, type Command } from 'commander';
+import { grantPrograms, type Environment } from '@lop/domain';
+import { ENVIRONMENT_CHOICES, uuidArgument } from '../arguments';
+import { withDatabase } from '../database';
+import { jsonOption, print, table, UsageError, type OutputOptions } from '../output';
+
+export function registerPrograms(program: Command): void {
+  const programs = program.command('programs').description("programs an API client may use, per environment");
+
+  programs
+    .command('grant')
+    .description("grant one program, or all of the laboratory's programs, to an API client in one environment (granting twice is harmless)")
+    .requiredOption('--client <id>', 'API client id (uuid)', uuidArgument)
+    .option('--program <id>', 'program id (uuid); it must belong to the chosen environment', uuidArgument)
+    .option('--all', "every program of the client's laboratory in the chosen environment")
+    .addOption(new Option('--environment <environment>', 'sandbox or production').choices(ENVIRONMENT_CHOICES).makeOptionMandatory())
+    .addOption(jsonOption())
+    .action(async (options: OutputOptions & { client: string; program?: string; all?: boolean; environment: Environment }) => {
+      if (Boolean(options.program) === Boolean(options.all)) throw new UsageError('name exactly one of --program <id> or --all');
+      const result = await withDatabase((db) =>
+        grantPrograms(db, { clientId: options.client, environment: options.environment, programId: options.program, all: options.all }),
+      );
+      print(result, options, (r) =>
+        [
+          `Granted ${r.granted.length} ${r.environment} program(s) to client ${r.client_id}:`,
+          table(r.granted, [['program_id', (p) => p.program_id], ['name', (p) => p.name]], `The laboratory has no ${r.environment} programs.`),
+        ].join('\n'),
+      );
+    });
+}

