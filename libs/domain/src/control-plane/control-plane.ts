@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { apiClients, apiKeys, laboratories, programGrants, programs, type Database } from '@lop/db';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
 import type { Environment, Scope } from '../auth/scopes';
@@ -87,7 +87,9 @@ export async function listKeys(db: Database, clientId: string) {
 
 /** Revocation is a row update read by every request on every replica: effective at once. */
 export async function revokeKey(db: Database, keyId: string) {
-  const [row] = await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId)).returning();
+  // Revoking again keeps the original revocation time.
+  await db.update(apiKeys).set({ revokedAt: new Date() }).where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
   if (!row) throw new ControlPlaneError(`no API key ${keyId}`);
   return { key_id: row.id, revoked_at: row.revokedAt!.toISOString() };
 }
