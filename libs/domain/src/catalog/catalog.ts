@@ -13,7 +13,7 @@ export async function listActiveItems(db: Database, programId: string): Promise<
 }
 
 /** The item when it is an active test of the program; null otherwise. */
-export async function findActiveItem(db: Database, programId: string, itemId: string): Promise<CatalogItemRow | null> {
+export async function findActiveItem(db: Pick<Database, 'select'>, programId: string, itemId: string): Promise<CatalogItemRow | null> {
   const [row] = await db
     .select()
     .from(catalogItems)

@@ -18,7 +18,7 @@ const notOrderable = (details: ErrorDetail[]) =>
   new PartnerError('not_orderable', 'The order cannot be placed; details list each problem.', { details });
 
 /** Every reason the order cannot be placed, checked against the same profile GET /requirements shows. */
-async function checkOrderable(db: Database, caller: Caller, body: CreateOrderBody): Promise<void> {
+async function checkOrderable(db: Pick<Database, 'select'>, caller: Caller, body: CreateOrderBody): Promise<void> {
   const program = await getGrantedProgram(db, caller, body.program_id).catch((error: unknown) => {
     if (error instanceof PartnerError && error.errorCode === 'not_found') return null;
     throw error;
@@ -36,9 +36,13 @@ async function checkOrderable(db: Database, caller: Caller, body: CreateOrderBod
   if (problems.length > 0) throw notOrderable(problems);
 }
 
-/** Creates the order and its order.created event in the caller's transaction. */
-export async function createOrder(db: Database, tx: Transaction, protector: DataProtector, caller: Caller, body: CreateOrderBody): Promise<Order> {
-  await checkOrderable(db, caller, body);
+/**
+ * Creates the order and its order.created event in the caller's transaction. Every read goes
+ * through `tx`: a query on the pool while this transaction holds a connection would deadlock the
+ * pool once as many creates run at once as it has connections.
+ */
+export async function createOrder(tx: Transaction, protector: DataProtector, caller: Caller, body: CreateOrderBody): Promise<Order> {
+  await checkOrderable(tx, caller, body);
   const personal = { patient: body.patient, ordering_provider: body.ordering_provider, aoe_answers: body.aoe_answers, clinical_notes: body.clinical_notes };
   const hasPersonal = Object.values(personal).some((v) => v !== undefined);
   const now = new Date();
@@ -67,8 +71,10 @@ export async function createOrder(db: Database, tx: Transaction, protector: Data
     .onConflictDoNothing()
     .returning();
   if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
+  const resource = await orderResource(tx, order);
+  // Last: appending takes the stream's counter lock, held until commit (see appendEvents).
   await appendEvents(tx, { clientId: caller.clientId, environment: caller.environment }, [orderEvent(order, 'order.created', now)]);
-  return orderResource(tx, order);
+  return resource;
 }
 
 /** The caller's order, or 404: other clients' and other environments' orders do not exist for it. */

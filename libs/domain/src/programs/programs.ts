@@ -7,7 +7,7 @@ import type { Program } from './programs.schemas';
 export type ProgramRow = typeof programs.$inferSelect;
 
 /** Programs the caller's client is granted, in the caller's laboratory and environment. */
-function grantedPrograms(db: Database, caller: Caller) {
+function grantedPrograms(db: Pick<Database, 'select'>, caller: Caller) {
   return db
     .select({ program: programs })
     .from(programs)
@@ -22,7 +22,7 @@ export async function listGrantedPrograms(db: Database, caller: Caller): Promise
 }
 
 /** The granted program, or 404: unknown, ungranted and other-tenant programs look the same. */
-export async function getGrantedProgram(db: Database, caller: Caller, programId: string): Promise<ProgramRow> {
+export async function getGrantedProgram(db: Pick<Database, 'select'>, caller: Caller, programId: string): Promise<ProgramRow> {
   const [row] = await grantedPrograms(db, caller).where(
     and(eq(programs.laboratoryId, caller.laboratoryId), eq(programs.environment, caller.environment), eq(programs.id, programId)),
   );

@@ -42,7 +42,12 @@ export const requirementsProfileSchema = z
       requirement_state: z.string(),
     }),
     collection: z.object({ methods: z.array(z.string()), regions: z.array(z.string()) }),
-    billing: z.object({ mode_required: z.boolean(), authority_state: authorityState }),
+    billing: z.object({
+      mode_required: z.boolean(),
+      authority_state: authorityState,
+      // Create refuses a billing_mode outside this list, so the profile has to show it.
+      accepted_modes: z.array(z.string()).meta({ description: 'The billing_mode values an order may carry; empty means any.' }),
+    }),
   })
   .meta({ id: 'RequirementsProfile', description: 'What an order for this program (and item, and region) must carry.' });
 export type RequirementsProfile = z.infer<typeof requirementsProfileSchema>;

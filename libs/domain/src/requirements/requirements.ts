@@ -17,7 +17,7 @@ export interface ResolvedRequirements {
  * The most specific profile for (program, item, region): item-specific beats program-wide,
  * then region-specific beats any-region. Absent profile → every facet not_configured.
  */
-async function findProfileRow(db: Database, programId: string, itemId?: string, region?: string): Promise<ProfileRow | null> {
+async function findProfileRow(db: Pick<Database, 'select'>, programId: string, itemId?: string, region?: string): Promise<ProfileRow | null> {
   const [row] = await db
     .select()
     .from(requirementProfiles)
@@ -36,7 +36,7 @@ async function findProfileRow(db: Database, programId: string, itemId?: string, 
 const configured = (state: 'configured' | 'not_configured') => state === 'configured';
 
 export async function resolveRequirements(
-  db: Database,
+  db: Pick<Database, 'select'>,
   caller: Caller,
   program: ProgramRow,
   item: CatalogItemRow | null,
@@ -99,7 +99,7 @@ export async function resolveRequirements(
       requirement_state: row?.requirementState ?? 'not_configured',
     },
     collection: { methods, regions },
-    billing: { mode_required: billingOn && row.billingModeRequired, authority_state: billingOn ? 'configured' : 'not_configured' },
+    billing: { mode_required: billingOn && row.billingModeRequired, authority_state: billingOn ? 'configured' : 'not_configured', accepted_modes: billingOn ? row.billingModes : [] },
   };
-  return { profile, billingModes: billingOn ? row.billingModes : [] };
+  return { profile, billingModes: profile.billing.accepted_modes };
 }

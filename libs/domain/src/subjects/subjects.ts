@@ -12,7 +12,7 @@ export async function linkSubject(db: Database, caller: Caller, externalSubjectI
   return { external_subject_id: externalSubjectId, linked: true };
 }
 
-export async function isSubjectLinked(db: Database, caller: Caller, externalSubjectId: string): Promise<boolean> {
+export async function isSubjectLinked(db: Pick<Database, 'select'>, caller: Caller, externalSubjectId: string): Promise<boolean> {
   const [row] = await db
     .select({ id: subjects.externalSubjectId })
     .from(subjects)

@@ -25,7 +25,7 @@ export const createOrder = scopedProcedure('orders:write')
     const key = idempotencyKeyOf(ctx.headers);
     const outcome = await runIdempotently<Order>(ctx.db, ctx.caller, key, input, async (tx) => ({
       status: 201,
-      data: await create(ctx.db, tx, ctx.protector, ctx.caller, input),
+      data: await create(tx, ctx.protector, ctx.caller, input),
     }));
     ctx.response.status = outcome.status;
     if (outcome.replayed) ctx.response.headers['Idempotent-Replayed'] = 'true';
