@@ -29,6 +29,8 @@ export function createApp({ database, config, logger, protector, consoleDir }: A
       logger,
       genReqId: (_req, res) => requestIdOf(res as Response),
       customAttributeKeys: { reqId: 'request_id' },
+      // Binds request_id on every request's log lines; without it the id lived only in `req`, which the serializer below drops.
+      quietReqLogger: true,
       // Only method, path and status: bodies, query strings and credentials never reach the log.
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, path: req.url.split('?')[0] }),

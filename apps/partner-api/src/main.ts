@@ -1,13 +1,15 @@
 import type { Server } from 'node:http';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
 import { ConfigError, loadConfig, protectorFor, type Config } from '@lop/domain';
 import { createApp } from './app';
 
 export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.sandbox_key', '*.key', '*.secret', '*.patient', '*.ordering_provider', '*.aoe_answers', '*.clinical_notes'];
 
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string): Logger {
-  return pino({ name, level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+/** `destination` defaults to stdout; tests pass an in-memory stream to read what would be logged. */
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, destination?: DestinationStream): Logger {
+  const options = { name, level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export interface RunningApi {
