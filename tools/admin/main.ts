@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '@lop/domain';
 import { registerClients } from './commands/clients';
 import { registerKeys } from './commands/keys';
+import { registerLab } from './commands/lab';
 import { registerPrograms } from './commands/programs';
 import { registerSeedDemo } from './commands/seed-demo';
 import { oneLine, UsageError } from './output';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerClients(program);
   registerPrograms(program);
   registerKeys(program);
+  registerLab(program);
   return program;
 }
 

@@ -12,6 +12,11 @@ import { cancelOrder } from './orders/cancel-order';
 import { createOrder } from './orders/create-order';
 import { getOrder } from './orders/get-order';
 import { listEvents } from './events/list-events';
+import { listOrderExceptions } from './orders/list-order-exceptions';
+import { getReport } from './results/get-report';
+import { getReportDocument } from './results/get-report-document';
+import { getResult } from './results/get-result';
+import { listResults } from './results/list-results';
 
 /** Every partner procedure; REST routes and the console's tRPC client both come from here. */
 export const partnerRouter = router({
@@ -21,7 +26,8 @@ export const partnerRouter = router({
   programs: router({ list: listPrograms, get: getProgram, catalog: getCatalog, requirements: getRequirements }),
   serviceability: router({ check: checkServiceability }),
   subjects: router({ put: putSubject }),
-  orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder }),
+  orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder, exceptions: listOrderExceptions }),
+  results: router({ list: listResults, get: getResult, report: getReport, reportDocument: getReportDocument }),
   events: router({ list: listEvents }),
 });
 

@@ -1,0 +1,108 @@
+import { and, eq } from 'drizzle-orm';
+import { orderExceptions, orders, resultVersions, specimens, type Database } from '@lop/db';
+import { appendEvents, type EventDraft, type Transaction } from '../events/append';
+import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
+import { exceptionRowsOf, type ExceptionRow } from '../exceptions/exceptions';
+import { orderPath } from '../orders/order-events';
+import type { OrderRow } from '../orders/order-resource';
+import { orderEvent } from '../orders/state-change';
+import type { OpenExceptionInput } from './laboratory-operations.schemas';
+import { LaboratoryOperationError, operateOnOrder } from './operation';
+import { operatorException } from './operator-views';
+
+export const exceptionsPath = (orderId: string) => `${orderPath(orderId)}/exceptions`;
+
+/** integration.action_required: the partner must act; the category says on what. */
+export function actionRequiredEvent(order: OrderRow, category: ExceptionCategory, now: Date): EventDraft {
+  return orderEvent(order, 'integration.action_required', now, {
+    action_required_code: category,
+    links: { order: orderPath(order.id), exceptions: exceptionsPath(order.id) },
+  });
+}
+
+type ExceptionSpec = Omit<OpenExceptionInput, 'order_id'>;
+
+/**
+ * Inserts one exception of the canonical model, filling what the caller left out from its
+ * category. Returns the event it implies: integration.action_required when the partner owns it.
+ */
+export async function insertException(tx: Transaction, order: OrderRow, spec: ExceptionSpec, now: Date): Promise<{ row: ExceptionRow; events: (order: OrderRow) => EventDraft[] }> {
+  const defaults = EXCEPTION_CATEGORIES[spec.category];
+  const entityType = spec.entity_type ?? defaults.entity_type;
+  const [row] = await tx
+    .insert(orderExceptions)
+    .values({
+      orderId: order.id,
+      category: spec.category,
+      severity: spec.severity ?? defaults.severity,
+      status: 'open',
+      ownerRole: spec.owner_role ?? defaults.owner_role,
+      entityType,
+      entityId: spec.entity_id ?? (entityType === 'order' ? order.id : null),
+      retryable: spec.retryable ?? defaults.retryable,
+      openedAt: now,
+      sourceExceptionType: spec.source_exception_type ?? null,
+      sourceDomain: defaults.domain,
+      sourceAdapterKey: spec.source_adapter_key ?? null,
+      operatorNotes: spec.operator_notes ?? null,
+    })
+    .returning();
+  return { row, events: (current) => (row.ownerRole === 'partner' ? [actionRequiredEvent(current, spec.category, now)] : []) };
+}
+
+async function checkEntity(tx: Transaction, order: OrderRow, entityType: string, entityId: string): Promise<void> {
+  const table = entityType === 'specimen' ? specimens : entityType === 'result' ? resultVersions : null;
+  const found = table
+    ? (await tx.select({ id: table.id }).from(table).where(and(eq(table.id, entityId), eq(table.orderId, order.id)))).length > 0
+    : entityId === order.id;
+  if (!found) throw new LaboratoryOperationError('invalid', `${entityType} ${entityId} does not belong to order ${order.id}`);
+}
+
+/** Opens an exception on an order without changing its state. */
+export async function openException(db: Database, input: OpenExceptionInput, now = new Date()) {
+  return operateOnOrder(db, input.order_id, async (tx, order) => {
+    const { order_id: _orderId, ...spec } = input;
+    if (spec.entity_id) await checkEntity(tx, order, spec.entity_type ?? EXCEPTION_CATEGORIES[spec.category].entity_type, spec.entity_id);
+    const opened = await insertException(tx, order, spec, now);
+    await appendEvents(tx, { clientId: order.clientId, environment: order.environment }, opened.events(order));
+    return { exception: operatorException(opened.row) };
+  });
+}
+
+/** Resolves an open exception. The resolution text and notes stay with operators; no event (the order's state does not change). */
+export async function resolveException(db: Database, input: { exception_id: string; resolution_text: string; operator_notes?: string }, now = new Date()) {
+  const [found] = await db.select({ orderId: orderExceptions.orderId }).from(orderExceptions).where(eq(orderExceptions.id, input.exception_id));
+  if (!found) throw new LaboratoryOperationError('not_found', `no exception ${input.exception_id}`);
+  return operateOnOrder(db, found.orderId, async (tx) => {
+    const [row] = await tx.select().from(orderExceptions).where(eq(orderExceptions.id, input.exception_id)).for('update');
+    if (row.status !== 'open') throw new LaboratoryOperationError('conflict', `exception ${row.id} is already ${row.status}`);
+    const [resolved] = await tx
+      .update(orderExceptions)
+      .set({ status: 'resolved', resolvedAt: now, resolutionText: input.resolution_text, operatorNotes: input.operator_notes ?? row.operatorNotes })
+      .where(eq(orderExceptions.id, row.id))
+      .returning();
+    return { exception: operatorException(resolved) };
+  });
+}
+
+/** Closes the open specimen_rejected exceptions of a specimen once its replacement is collected. */
+export async function resolveSpecimenRejections(tx: Transaction, orderId: string, specimenId: string, now: Date): Promise<void> {
+  await tx
+    .update(orderExceptions)
+    .set({ status: 'resolved', resolvedAt: now, resolutionText: 'A replacement specimen was collected.' })
+    .where(
+      and(
+        eq(orderExceptions.orderId, orderId),
+        eq(orderExceptions.category, 'specimen_rejected'),
+        eq(orderExceptions.entityId, specimenId),
+        eq(orderExceptions.status, 'open'),
+      ),
+    );
+}
+
+/** Every exception of an order with its operator-only fields, newest first. */
+export async function listOperatorExceptions(db: Database, input: { order_id: string }) {
+  const [order] = await db.select({ id: orders.id }).from(orders).where(eq(orders.id, input.order_id));
+  if (!order) throw new LaboratoryOperationError('not_found', `no order ${input.order_id}`);
+  return { order_id: order.id, exceptions: (await exceptionRowsOf(db, order.id)).map(operatorException) };
+}

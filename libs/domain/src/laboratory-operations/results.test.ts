@@ -1,0 +1,111 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { resultVersions } from '@lop/db';
+import { recordResultInput } from './laboratory-operations.schemas';
+import { recordResult } from './result-recording';
+import { flagCritical, releaseResult } from './result-release';
+import { driveTo, newOrder, openTestDatabase, resultBody, snapshot } from './test-support';
+
+const connection = openTestDatabase();
+const db = connection.db;
+afterAll(() => connection.close());
+
+/** The refusal text for a record-result input, or '' when it is valid. */
+function recordInputError(body: Record<string, unknown>): string {
+  const parsed = recordResultInput.safeParse({ ...body, order_id: '00000000-0000-4000-8000-000000000000' });
+  return parsed.success ? '' : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+}
+
+describe('recording and releasing result versions', () => {
+  it('a recorded version is stored exactly as supplied, unreleased and without a version number', async () => {
+    const { order, performingLaboratory } = await newOrder(db);
+    await driveTo(db, order.id, 'in_testing');
+    const observations = [
+      { analyte: 'Glucose', value: '098', unit: 'mg/dL', reference_interval: '70-99' },
+      { analyte: 'Culture', value: 'No growth at 48 hours', nested: { flags: ['N', null], numeric: 1.50 } },
+      { analyte: 'Potassium', value: 4.1, unit: 'mmol/L' },
+    ];
+    const outcome = await recordResult(db, { ...resultBody({ observations, report: { content_type: 'application/pdf', content_base64: 'JVBERi0xLjQK' } }), order_id: order.id });
+    expect(outcome.events).toEqual([]);
+    expect(outcome.order.lifecycle_detail).toBe('in_testing');
+    expect(outcome.result).toMatchObject({ status: 'recorded', version: null, version_type: null, state: null, released_at: null, observation_count: 3, performing_laboratory: performingLaboratory, report_content_type: 'application/pdf' });
+    const [row] = await db.select().from(resultVersions).where(eq(resultVersions.id, outcome.result.result_id));
+    // Strings stay strings ("098" is not 98), numbers stay numbers, nothing is converted or added.
+    expect(row.observations).toEqual(observations);
+    expect(row.reportDocument).toBe('JVBERi0xLjQK');
+  });
+
+  it('releases number the lineage 1, 2, 3… and each supersedes the previous released version', async () => {
+    const { order } = await newOrder(db);
+    await driveTo(db, order.id, 'in_testing');
+    const release = async (as: 'partial' | 'final' | 'corrected' | 'amended') => {
+      const recorded = await recordResult(db, { ...resultBody(), order_id: order.id });
+      return releaseResult(db, { result_id: recorded.result.result_id, as });
+    };
+    const partial = await release('partial');
+    expect(partial.order).toMatchObject({ lifecycle: 'resulted', lifecycle_detail: 'partial_results', next_action: 'read_results' });
+    const final = await release('final');
+    expect(final.order).toMatchObject({ lifecycle: 'completed', lifecycle_detail: 'final_results' });
+    const corrected = await release('corrected');
+    expect(corrected.order).toMatchObject({ lifecycle: 'completed', lifecycle_detail: 'corrected_results' });
+    const amended = await release('amended');
+    expect(amended.order.lifecycle_detail).toBe('corrected_results');
+
+    expect([partial, final, corrected, amended].map((o) => [o.result.version, o.result.version_type, o.result.state, o.result.supersedes_result_id])).toEqual([
+      [1, 'initial', 'partial', null],
+      [2, 'update', 'final', partial.result.result_id],
+      [3, 'correction', 'corrected', final.result.result_id],
+      [4, 'amendment', 'amended', corrected.result.result_id],
+    ]);
+  });
+
+  it('a version cannot be released twice', async () => {
+    const { order } = await newOrder(db);
+    await driveTo(db, order.id, 'in_testing');
+    const recorded = await recordResult(db, { ...resultBody(), order_id: order.id });
+    await releaseResult(db, { result_id: recorded.result.result_id, as: 'partial' });
+    const before = await snapshot(db, order.id);
+    await expect(releaseResult(db, { result_id: recorded.result.result_id, as: 'final' })).rejects.toMatchObject({ kind: 'conflict', message: expect.stringMatching(/already released as version 1/) });
+    expect(await snapshot(db, order.id)).toEqual(before);
+  });
+
+  it('a correction before any final release is refused by the transition table', async () => {
+    const { order } = await newOrder(db);
+    await driveTo(db, order.id, 'partial_results');
+    const recorded = await recordResult(db, { ...resultBody(), order_id: order.id });
+    const before = await snapshot(db, order.id);
+    await expect(releaseResult(db, { result_id: recorded.result.result_id, as: 'corrected' })).rejects.toThrow(
+      'cannot release correction an order whose state is partial_results',
+    );
+    expect(await snapshot(db, order.id)).toEqual(before);
+  });
+
+  it('critical: released with --critical, recorded critical, or flagged later', async () => {
+    const { order } = await newOrder(db);
+    await driveTo(db, order.id, 'in_testing');
+    const a = await recordResult(db, { ...resultBody(), order_id: order.id });
+    const released = await releaseResult(db, { result_id: a.result.result_id, as: 'partial', critical: true });
+    expect(released.result.is_critical).toBe(true);
+    const b = await recordResult(db, { ...resultBody(), order_id: order.id });
+    const flagged = await flagCritical(db, { result_id: b.result.result_id });
+    expect(flagged.result).toMatchObject({ is_critical: true, status: 'recorded' });
+    expect((await releaseResult(db, { result_id: b.result.result_id, as: 'final' })).result.is_critical).toBe(true);
+  });
+
+  it('unknown result ids are not_found', async () => {
+    const missing = '00000000-0000-4000-8000-000000000001';
+    await expect(releaseResult(db, { result_id: missing, as: 'final' })).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(flagCritical(db, { result_id: missing })).rejects.toMatchObject({ kind: 'not_found' });
+  });
+
+  it.each([
+    ['a LOINC code on an observation', { observations: [{ analyte: 'Glucose', value: '98', loinc: '2345-7' }] }, 'LOINC codes are not modeled'],
+    ['no observations', { observations: [] }, 'observations'],
+    ['an empty observation', { observations: [{}] }, 'at least one field'],
+    ['a report that is not base64', { report: { content_type: 'application/pdf', content_base64: 'not base64!' } }, 'report.content_base64'],
+    ['a report without a media type', { report: { content_type: 'pdf', content_base64: 'JVBERi0xLjQK' } }, 'report.content_type'],
+    ['an unknown field', { patient_name: 'Jane' }, 'patient_name'],
+  ])('the result input refuses %s', (_rule, overrides, message) => {
+    expect(recordInputError({ ...resultBody(), ...overrides })).toContain(message);
+  });
+});

@@ -1,0 +1,32 @@
+import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
+import type { Database } from '@lop/db';
+import { LaboratoryOperationError } from '../laboratory-operations/operation';
+import { IllegalTransitionError } from '../orders/lifecycle';
+
+/**
+ * Internal procedures for laboratory operators (admin CLI, sandbox simulator). A separate tRPC
+ * instance with its own context: these procedures cannot be merged into the partner router, and
+ * no partner key or REST route reaches them.
+ */
+export interface OperatorContext {
+  db: Database;
+}
+
+const t = initTRPC.context<OperatorContext>().create();
+
+const CODES: Record<LaboratoryOperationError['kind'], TRPC_ERROR_CODE_KEY> = { not_found: 'NOT_FOUND', conflict: 'CONFLICT', invalid: 'BAD_REQUEST' };
+
+/** A refused transition is a conflict with the current state, in the transition table's own words. */
+const operatorErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (cause instanceof IllegalTransitionError) throw new TRPCError({ code: 'CONFLICT', message: cause.message, cause });
+    if (cause instanceof LaboratoryOperationError) throw new TRPCError({ code: CODES[cause.kind], message: cause.message, cause });
+  }
+  return result;
+});
+
+export const internalRouter = t.router;
+export const operatorProcedure = t.procedure.use(operatorErrors);
+export const createOperatorCallerFactory = t.createCallerFactory;

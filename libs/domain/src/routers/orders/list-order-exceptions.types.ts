@@ -1,0 +1,19 @@
+import { pathId, strictInput } from '../../common-schemas';
+import { orderExceptionsSchema } from '../../exceptions/exceptions.schemas';
+import { envelopeOf } from '../../http/envelope';
+import type { ProcedureMeta } from '../../trpc';
+
+export const listOrderExceptionsMeta: ProcedureMeta = {
+  scope: 'orders:read',
+  errors: ['not_found'],
+  openapi: {
+    method: 'GET',
+    path: '/v1/orders/{orderId}/exceptions',
+    tags: ['Orders'],
+    summary: 'Read the exceptions of an order',
+    description:
+      'Canonical exceptions of the order, newest first — the same model the laboratory works with. `action_required` is true while an open exception is owned by the partner (each one also emitted `integration.action_required`). Only structural fields are returned: operator notes, evidence and resolution text are omitted, and no laboratory-native code is guessed. Orders of other clients or environments are 404.',
+  },
+};
+export const listOrderExceptionsInput = strictInput({ orderId: pathId('Order identifier.') });
+export const listOrderExceptionsOutput = envelopeOf(orderExceptionsSchema);

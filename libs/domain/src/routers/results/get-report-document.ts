@@ -1,0 +1,14 @@
+import { ok } from '../../http/envelope';
+import { getReportDocument as get } from '../../results/reports';
+import { scopedProcedure } from '../../trpc';
+import { getReportDocumentInput, getReportDocumentMeta, getReportDocumentOutput } from './get-report-document.types';
+
+export const getReportDocument = scopedProcedure('results:read')
+  .meta(getReportDocumentMeta)
+  .input(getReportDocumentInput)
+  .output(getReportDocumentOutput)
+  .query(async ({ ctx, input }) => {
+    const document = await get(ctx.db, ctx.caller, ctx.protector, input);
+    ctx.response.headers['Cache-Control'] = 'no-store';
+    return ok(ctx, document);
+  });

@@ -1,0 +1,19 @@
+import { pathId, strictInput } from '../../common-schemas';
+import { envelopeOf } from '../../http/envelope';
+import { reportAvailabilitySchema } from '../../results/results.schemas';
+import type { ProcedureMeta } from '../../trpc';
+
+export const getReportMeta: ProcedureMeta = {
+  scope: 'results:read',
+  errors: ['not_found', 'report_not_modeled'],
+  openapi: {
+    method: 'GET',
+    path: '/v1/orders/{orderId}/results/{resultId}/report',
+    tags: ['Results'],
+    summary: 'Read report availability',
+    description:
+      'When the laboratory supplied a report document for this released version: `report.available` true and a `retrieval_path` (relative to base_url) that works for five minutes, only with the same API key, and is authorized again on use. No permanent or shareable link exists. Without a document: 404 `report_not_modeled` — no report is ever fabricated. An unreleased or unknown version is 404 `not_found`.',
+  },
+};
+export const getReportInput = strictInput({ orderId: pathId('Order identifier.'), resultId: pathId('Result version identifier.') });
+export const getReportOutput = envelopeOf(reportAvailabilitySchema);
