@@ -1,0 +1,294 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { connectDatabase } from '@lop/db';
+import { DataProtector, EVENT_TYPES, eventDataSchema, type Caller } from '@lop/domain';
+import { connectFixtures, startTestApi, testDatabaseUrl, type TestApi } from '../testing/harness';
+import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { expectError, expectSuccess, ts, uuid } from '../testing/expect-envelope';
+import { callerOf, createOrderDirect, inParallel, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+
+/** The spec's allow-list of `data` keys, copied literally from SPEC.md § Events. */
+const SPEC_DATA_KEYS = [
+  'order_id',
+  'external_order_id',
+  'program_id',
+  'client_id',
+  'environment',
+  'lifecycle',
+  'next_action',
+  'specimen_state',
+  'result_id',
+  'result_version',
+  'result_provenance',
+  'result_is_critical',
+  'action_required_code',
+  'links',
+];
+const SPEC_EVENT_TYPES = ['order.created', 'order.updated', 'order.cancelled', 'specimen.updated', 'result.partial', 'result.final', 'result.corrected', 'result.critical', 'integration.action_required'];
+
+/** The spec's envelope, strictly: no other field. */
+const eventEnvelope = z.strictObject({
+  event_id: uuid,
+  type: z.enum(SPEC_EVENT_TYPES as [string, ...string[]]),
+  version: z.literal(1),
+  occurred_at: ts,
+  environment: z.enum(['sandbox', 'production']),
+  program_id: uuid,
+  sequence: z.number().int().positive(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+const page = z.strictObject({ events: z.array(z.unknown()), next_cursor: z.string().min(1), has_more: z.boolean() });
+
+describe('GET /v1/events: the ordered reconciliation stream', () => {
+  let api: TestApi;
+  const connection = connectFixtures();
+  const f = fixtures(connection.db);
+  const protector = new DataProtector(randomBytes(32));
+
+  beforeAll(async () => {
+    api = await startTestApi(NO_RATE_LIMIT);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await connection.close();
+  });
+
+  /** One page, checked against the envelope and page shape; returns the page data. */
+  async function read(client: OrdersClient, query = '') {
+    const response = await client.events(query);
+    const data = expectSuccess(response);
+    expect(page.safeParse(data).success, response.text).toBe(true);
+    expect(response.body.cursor).toBe(data.next_cursor);
+    return data as { events: any[]; next_cursor: string; has_more: boolean };
+  }
+
+  async function readAll(client: OrdersClient, limit = 500) {
+    const events: any[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const data = await read(client, `?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+      events.push(...data.events);
+      cursor = data.next_cursor;
+      if (!data.has_more) return { events, cursor };
+    }
+  }
+
+  describe('order.created and order.cancelled', () => {
+    let tenant: Tenant;
+    let client: OrdersClient;
+    let order: any;
+    let cancelled: any;
+    let events: any[];
+
+    beforeAll(async () => {
+      tenant = await buildTenant(f);
+      client = ordersClient(api, await tenant.key());
+      const subject = await client.subject();
+      order = expectSuccess(
+        await client.create(
+          orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, { patient: { legal_first_name: 'Ada' }, clinical_notes: 'private', billing_mode: 'self_pay' }),
+        ),
+        201,
+      );
+      cancelled = expectSuccess(await client.cancel(order.order_id));
+      events = (await read(client)).events;
+    });
+
+    it('the schema’s allow-list and event types are exactly the spec’s', () => {
+      expect(Object.keys(eventDataSchema.shape).sort()).toEqual([...SPEC_DATA_KEYS].sort());
+      expect([...EVENT_TYPES].sort()).toEqual([...SPEC_EVENT_TYPES].sort());
+    });
+
+    it('create then cancel emit order.created and order.cancelled, sequences 1 and 2', () => {
+      expect(events.map((e) => [e.type, e.sequence])).toEqual([
+        ['order.created', 1],
+        ['order.cancelled', 2],
+      ]);
+    });
+
+    it('each event has exactly the spec envelope: event_id, type, version 1, occurred_at, environment, program_id, sequence, data', () => {
+      for (const event of events) {
+        const parsed = eventEnvelope.safeParse(event);
+        expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+        expect(event).toMatchObject({ version: 1, environment: 'sandbox', program_id: tenant.sandbox.program.id });
+      }
+      expect(new Set(events.map((e) => e.event_id)).size).toBe(events.length);
+    });
+
+    it('data holds only allow-listed keys: strictly valid against eventDataSchema and a subset of the spec list', () => {
+      for (const event of events) {
+        const parsed = eventDataSchema.strict().safeParse(event.data);
+        expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+        for (const key of Object.keys(event.data)) expect(SPEC_DATA_KEYS, `data key ${key}`).toContain(key);
+        for (const path of Object.values(event.data.links ?? {})) expect(path).toMatch(/^\/v1\//);
+      }
+    });
+
+    it('data carries identifiers and coarse state of the order, matching the API', () => {
+      const [created, cancel] = events;
+      const common = { order_id: order.order_id, external_order_id: order.external_order_id, program_id: tenant.sandbox.program.id, client_id: tenant.clientId, environment: 'sandbox' };
+      expect(created.data).toEqual({ ...common, lifecycle: 'pending', next_action: 'wait_for_laboratory', links: { order: `/v1/orders/${order.order_id}` } });
+      expect(cancel.data).toEqual({ ...common, lifecycle: 'cancelled', next_action: 'none', links: { order: `/v1/orders/${order.order_id}` } });
+    });
+
+    it('occurred_at is when the fact happened: the order’s created_at, then its cancellation time', () => {
+      expect(events[0].occurred_at).toBe(order.created_at);
+      expect(events[1].occurred_at).toBe(cancelled.updated_at);
+    });
+
+    it('a key without events:read → 403 forbidden', async () => {
+      const noEvents = ordersClient(api, await tenant.key({ scopes: ['orders:read', 'orders:write'] }));
+      expectError(await noEvents.events(), 403, 'forbidden');
+    });
+  });
+
+  describe('paging and cursors', () => {
+    let tenant: Tenant;
+    let client: OrdersClient;
+    let caller: Caller;
+    let subject: string;
+    const TOTAL = 510;
+    const extra = () => createOrderDirect(connection.db, protector, caller, orderBody(tenant.sandbox.program, tenant.sandbox.item, subject));
+
+    beforeAll(async () => {
+      tenant = await buildTenant(f);
+      client = ordersClient(api, await tenant.key());
+      caller = await callerOf(connection.sql, client.key);
+      subject = await client.subject();
+      const writers = connectDatabase(testDatabaseUrl(), { max: 8, applicationName: 'events-stream-test-writers' });
+      try {
+        await inParallel(TOTAL, 8, () => createOrderDirect(writers.db, protector, caller, orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)));
+      } finally {
+        await writers.close();
+      }
+    });
+
+    it('without limit: the default page of 100, from sequence 1, has_more true', async () => {
+      const data = await read(client);
+      expect(data.events.map((e) => e.sequence)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+      expect(data.has_more).toBe(true);
+    });
+
+    it('limit=1: one event per page, and next_cursor continues right after it', async () => {
+      const first = await read(client, '?limit=1');
+      expect(first.events.map((e) => e.sequence)).toEqual([1]);
+      expect(first.has_more).toBe(true);
+      const second = await read(client, `?limit=1&cursor=${first.next_cursor}`);
+      expect(second.events.map((e) => e.sequence)).toEqual([2]);
+    });
+
+    it('limit=500: 500 events, then the remaining ones with has_more false', async () => {
+      const first = await read(client, '?limit=500');
+      expect(first.events.map((e) => e.sequence)).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+      expect(first.has_more).toBe(true);
+      const rest = await read(client, `?limit=500&cursor=${first.next_cursor}`);
+      expect(rest.events.map((e) => e.sequence)).toEqual(Array.from({ length: TOTAL - 500 }, (_, i) => i + 501));
+      expect(rest.has_more).toBe(false);
+    });
+
+    it('the whole stream is the dense sequence 1..N with unique event_ids, one order.created per order', async () => {
+      const { events } = await readAll(client, 37);
+      expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
+      expect(new Set(events.map((e) => e.event_id)).size).toBe(TOTAL);
+      expect(new Set(events.map((e) => e.data.order_id)).size).toBe(TOTAL);
+    });
+
+    it.each(['0', '501', '-1', '1.5', 'ten', '1e3', '100abc', '99999999999999999999'])('limit=%s → 400 invalid_request naming limit', async (limit) => {
+      const error = expectError(await client.events(`?limit=${encodeURIComponent(limit)}`), 400, 'invalid_request');
+      expect(error.details).toContainEqual(expect.objectContaining({ field: 'limit' }));
+    });
+
+    it.each([
+      { what: 'garbage', cursor: 'not a cursor!' },
+      { what: 'too long', cursor: 'A'.repeat(65) },
+      { what: 'valid base64url of something else', cursor: Buffer.from('hello').toString('base64url') },
+      { what: 'a negative position', cursor: Buffer.from('seq:-1').toString('base64url') },
+      { what: 'a non-canonical number', cursor: Buffer.from('seq:007').toString('base64url') },
+      { what: 'plain digits', cursor: '12' },
+    ])('a bad cursor ($what) → 400 invalid_request naming cursor', async ({ cursor }) => {
+      const error = expectError(await client.events(`?cursor=${encodeURIComponent(cursor)}`), 400, 'invalid_request');
+      expect(error.details).toContainEqual(expect.objectContaining({ field: 'cursor' }));
+    });
+
+    it('an unknown query parameter → 400 invalid_request', async () => {
+      expectError(await client.events('?since=0'), 400, 'invalid_request');
+    });
+
+    it('at the end: an empty page still has next_cursor; polling from it later returns only newer events', async () => {
+      const { cursor } = await readAll(client);
+      const empty = await read(client, `?cursor=${cursor}`);
+      expect(empty).toEqual({ events: [], next_cursor: cursor, has_more: false });
+
+      const newer = [await extra(), await extra()];
+      const later = await read(client, `?cursor=${cursor}`);
+      expect(later.events.map((e) => e.data.order_id)).toEqual(newer.map((o) => o.order_id));
+      expect(later.events.map((e) => e.sequence)).toEqual([TOTAL + 1, TOTAL + 2]);
+      expect((await read(client, `?cursor=${later.next_cursor}`)).events).toEqual([]);
+    });
+  });
+
+  describe('an empty stream and isolation between streams', () => {
+    it('a client with no events: empty page, has_more false, next_cursor present; polling from it later finds the first event', async () => {
+      const tenant = await buildTenant(f);
+      const client = ordersClient(api, await tenant.key());
+      const empty = await read(client);
+      expect(empty.events).toEqual([]);
+      expect(empty.has_more).toBe(false);
+      const subject = await client.subject();
+      const order = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+      const later = await read(client, `?cursor=${empty.next_cursor}`);
+      expect(later.events.map((e) => [e.sequence, e.type, e.data.order_id])).toEqual([[1, 'order.created', order.order_id]]);
+    });
+
+    it('other clients and environments never see each other’s events; each stream is dense from 1', async () => {
+      const a = await buildTenant(f);
+      const b = await buildTenant(f);
+      const sibling = await f.client(a.laboratory.id);
+      await f.grant(sibling.client_id, a.sandbox.program);
+
+      const streams = [
+        { name: 'A sandbox', clientId: a.clientId, environment: 'sandbox', client: ordersClient(api, await a.key()), program: a.sandbox.program, item: a.sandbox.item },
+        { name: 'A production', clientId: a.clientId, environment: 'production', client: ordersClient(api, await a.key({ environment: 'production' })), program: a.production.program, item: a.production.item },
+        { name: 'B sandbox', clientId: b.clientId, environment: 'sandbox', client: ordersClient(api, await b.key()), program: b.sandbox.program, item: b.sandbox.item },
+        { name: 'A sibling client', clientId: sibling.client_id, environment: 'sandbox', client: ordersClient(api, await f.key(sibling.client_id, 'sandbox')), program: a.sandbox.program, item: a.sandbox.item },
+      ];
+      const created = new Map<string, string[]>();
+      for (const [i, stream] of streams.entries()) {
+        const subject = await stream.client.subject('shared-subject');
+        const ids: string[] = [];
+        for (let n = 0; n < i + 2; n++) {
+          // The same external_order_id in every stream: it is unique per (client, environment) only.
+          ids.push(expectSuccess(await stream.client.create(orderBody(stream.program, stream.item, subject, { external_order_id: `iso-${n}` })), 201).order_id);
+        }
+        expectSuccess(await stream.client.cancel(ids[0]));
+        created.set(stream.name, ids);
+      }
+      for (const stream of streams) {
+        const { events } = await readAll(stream.client);
+        const ids = created.get(stream.name)!;
+        expect(events.map((e) => e.sequence), stream.name).toEqual(Array.from({ length: ids.length + 1 }, (_, i) => i + 1));
+        expect(new Set(events.map((e) => e.data.order_id)), stream.name).toEqual(new Set(ids));
+        for (const event of events) {
+          expect(event.environment).toBe(stream.environment);
+          expect(event.data).toMatchObject({ client_id: stream.clientId, environment: stream.environment });
+        }
+        // Another stream's order is not even readable.
+        for (const other of streams.filter((s) => s !== stream)) expectError(await stream.client.get(created.get(other.name)![0]), 404, 'not_found');
+      }
+    });
+
+    it('a cursor from another stream only positions within the caller’s own stream', async () => {
+      const a = await buildTenant(f);
+      const b = await buildTenant(f);
+      const clientA = ordersClient(api, await a.key());
+      const clientB = ordersClient(api, await b.key());
+      const subjectA = await clientA.subject();
+      for (let n = 0; n < 3; n++) expectSuccess(await clientA.create(orderBody(a.sandbox.program, a.sandbox.item, subjectA)), 201);
+      const cursorA = (await read(clientA, '?limit=2')).next_cursor;
+      const fromB = await read(clientB, `?cursor=${cursorA}`);
+      expect(fromB.events).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { programs } from '@lop/db';
+import { LIMITS, orderSchema } from '@lop/domain';
+import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+
+const LONG_METHOD = 'm'.repeat(LIMITS.collection);
+const LONG_REGION = 'R'.repeat(LIMITS.region);
+
+describe('POST /v1/orders: the create request and its bounds', () => {
+  let api: TestApi;
+  const connection = connectFixtures();
+  const f = fixtures(connection.db);
+  let tenant: Tenant;
+  let client: OrdersClient;
+  let subject: string;
+  const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, overrides);
+
+  beforeAll(async () => {
+    api = await startTestApi(NO_RATE_LIMIT);
+    tenant = await buildTenant(f);
+    // The program accepts a collection method and serves a region exactly as long as the limits,
+    // so values at the limit are not just schema-valid but orderable (201).
+    await connection.db
+      .update(programs)
+      .set({ collectionMethods: ['in_person_draw', LONG_METHOD], serviceGeography: [tenant.region, LONG_REGION] })
+      .where(eq(programs.id, tenant.sandbox.program.id));
+    client = ordersClient(api, await tenant.key());
+    subject = await client.subject();
+  });
+  afterAll(async () => {
+    await api?.close();
+    await connection.close();
+  });
+
+  const ordersWith = async (externalOrderId: string) =>
+    (await connection.sql`select id from orders where client_id = ${tenant.clientId} and external_order_id = ${externalOrderId}`).length;
+
+  function expectInvalid(response: TestResponse, field: string, issue: string) {
+    const error = expectError(response, 400, 'invalid_request');
+    expect(error.details).toContainEqual(expect.objectContaining({ field, issue }));
+    return error;
+  }
+
+  it('a minimal request → 201 with the Order resource, pending/received, no replay header', async () => {
+    const request = body();
+    const response = await client.create(request);
+    const order = expectSuccess(response, 201);
+    expect(orderSchema.strict().safeParse(order).success, JSON.stringify(order)).toBe(true);
+    expect(order).toMatchObject({
+      external_order_id: request.external_order_id,
+      program_id: tenant.sandbox.program.id,
+      item_id: tenant.sandbox.item.id,
+      external_subject_id: subject,
+      environment: 'sandbox',
+      lifecycle: 'pending',
+      lifecycle_detail: 'received',
+      next_action: 'wait_for_laboratory',
+      specimens: [],
+    });
+    expect(response.headers.get('idempotent-replayed')).toBeNull();
+    expectSuccess(await client.get(order.order_id));
+  });
+
+  it('more concurrent creates than the API has database connections all complete (no pool deadlock)', async () => {
+    // startTestApi runs the API with a pool of 4 connections.
+    const responses = await Promise.all(Array.from({ length: 24 }, () => client.create(body())));
+    for (const response of responses) expectSuccess(response, 201);
+  });
+
+  describe('each bounded field: the limit is accepted, one past it is 400 too_long naming the field', () => {
+    const bounded: { field: string; limit: number; atLimit: () => Promise<Record<string, unknown>> }[] = [
+      { field: 'external_order_id', limit: LIMITS.externalOrderId, atLimit: async () => ({ external_order_id: unique('x').padEnd(LIMITS.externalOrderId, 'x') }) },
+      {
+        field: 'external_subject_id',
+        limit: LIMITS.externalSubjectId,
+        atLimit: async () => ({ external_subject_id: await client.subject(unique('s').padEnd(LIMITS.externalSubjectId, 's')) }),
+      },
+      { field: 'collection', limit: LIMITS.collection, atLimit: async () => ({ collection: LONG_METHOD }) },
+      { field: 'region', limit: LIMITS.region, atLimit: async () => ({ region: LONG_REGION }) },
+      { field: 'clinical_notes', limit: LIMITS.clinicalNotes, atLimit: async () => ({ clinical_notes: 'n'.repeat(LIMITS.clinicalNotes) }) },
+      { field: 'billing_mode', limit: LIMITS.billingMode, atLimit: async () => ({ billing_mode: 'b'.repeat(LIMITS.billingMode) }) },
+      { field: 'collection_location', limit: LIMITS.collectionLocation, atLimit: async () => ({ collection_location: 'l'.repeat(LIMITS.collectionLocation) }) },
+    ];
+
+    it('the limits are the spec’s numbers', () => {
+      expect(LIMITS).toEqual({ idempotencyKey: 190, externalOrderId: 190, externalSubjectId: 190, collectionLocation: 190, collection: 40, billingMode: 40, region: 80, clinicalNotes: 2000 });
+    });
+
+    it.each(bounded)('$field: $limit characters → 201', async ({ field, limit, atLimit }) => {
+      const overrides = await atLimit();
+      expect(String(overrides[field])).toHaveLength(limit);
+      const order = expectSuccess(await client.create(body(overrides)), 201);
+      if (field === 'external_order_id' || field === 'external_subject_id') expect(order[field]).toBe(overrides[field]);
+    });
+
+    it.each(bounded)('$field: $limit + 1 characters → 400 invalid_request, too_long, and no order', async ({ field, atLimit }) => {
+      const overrides = await atLimit();
+      const request = body({ [field]: `${String(overrides[field])}z` });
+      expectInvalid(await client.create(request), field, 'too_long');
+      expect(await ordersWith(request.external_order_id)).toBe(0);
+    });
+
+    it('lengths are characters, not bytes: 190 accented letters are a valid external_order_id, 191 are not', async () => {
+      const letters = 'àáâãäåèéêëìíîïòóôõöùúûü';
+      const id = Array.from({ length: LIMITS.externalOrderId }, () => letters[Math.floor(Math.random() * letters.length)]).join('');
+      expect(Buffer.byteLength(id)).toBe(2 * LIMITS.externalOrderId);
+      expect(expectSuccess(await client.create(body({ external_order_id: id })), 201).external_order_id).toBe(id);
+      expectInvalid(await client.create(body({ external_order_id: `${id}é` })), 'external_order_id', 'too_long');
+    });
+
+    it('Idempotency-Key: 190 characters → 201', async () => {
+      expectSuccess(await client.create(body(), { idempotencyKey: unique('k').padEnd(LIMITS.idempotencyKey, 'k') }), 201);
+    });
+
+    it('Idempotency-Key: 191 characters → 400 invalid_request too_long naming Idempotency-Key, and no order', async () => {
+      const request = body();
+      expectInvalid(await client.create(request, { idempotencyKey: 'k'.repeat(LIMITS.idempotencyKey + 1) }), 'Idempotency-Key', 'too_long');
+      expect(await ordersWith(request.external_order_id)).toBe(0);
+    });
+  });
+
+  describe('malformed requests are 400 invalid_request and create nothing', () => {
+    it('missing Idempotency-Key header → 400 naming it (required)', async () => {
+      const request = body();
+      expectInvalid(await client.create(request, { idempotencyKey: null }), 'Idempotency-Key', 'required');
+      expect(await ordersWith(request.external_order_id)).toBe(0);
+    });
+
+    it('empty Idempotency-Key header → 400 naming it', async () => {
+      const request = body();
+      expectInvalid(await client.create(request, { idempotencyKey: '' }), 'Idempotency-Key', 'required');
+      expect(await ordersWith(request.external_order_id)).toBe(0);
+    });
+
+    it.each([
+      { where: 'top level', extra: { priority: 'stat' }, field: 'priority' },
+      { where: 'patient', extra: { patient: { legal_first_name: 'A', nickname: 'B' } }, field: 'patient.nickname' },
+      { where: 'ordering_provider', extra: { ordering_provider: { name: 'Dr A', license: 'X' } }, field: 'ordering_provider.license' },
+      { where: 'aoe_answers item', extra: { aoe_answers: [{ question_key: 'q', answer: 'a', note: 'n' }] }, field: 'aoe_answers.0.note' },
+    ])('an unknown field ($where) → 400 unknown_field naming it', async ({ extra, field }) => {
+      const request = body(extra);
+      expectInvalid(await client.create(request), field, 'unknown_field');
+      expect(await ordersWith(request.external_order_id)).toBe(0);
+    });
+
+    it.each(['external_order_id', 'program_id', 'item_id', 'external_subject_id', 'collection'])('missing required %s → 400 required naming it', async (field) => {
+      const request: Record<string, unknown> = body();
+      delete request[field];
+      expectInvalid(await client.create(request), field, 'required');
+    });
+
+    it.each([
+      { field: 'program_id', value: 'not-a-uuid', issue: 'invalid_format' },
+      { field: 'item_id', value: 42, issue: 'invalid_type' },
+      { field: 'collection', value: '', issue: 'required' },
+      { field: 'requested_collection_at', value: 'tomorrow', issue: 'invalid_format' },
+      { field: 'aoe_answers', value: 'yes', issue: 'invalid_type' },
+      { field: 'ordering_provider.provider_reference', value: 'nope', issue: 'invalid_format' },
+    ])('ill-typed $field → 400 $issue naming it', async ({ field, value, issue }) => {
+      const [head, tail] = field.split('.');
+      const request = body(tail ? { [head]: { [tail]: value } } : { [head]: value });
+      expectInvalid(await client.create(request), field, issue);
+    });
+
+    it('malformed JSON → 400 invalid_request malformed_json', async () => {
+      const response = await api.call('POST', '/v1/orders', {
+        key: client.key,
+        rawBody: '{"external_order_id": "x", ',
+        headers: { 'content-type': 'application/json', 'idempotency-key': unique('idem') },
+      });
+      const error = expectError(response, 400, 'invalid_request');
+      expect(error.details).toEqual([{ issue: 'malformed_json' }]);
+    });
+
+    it.each([
+      { what: 'an array', raw: '[]' },
+      { what: 'null', raw: 'null' },
+      { what: 'a string', raw: '"order"' },
+    ])('a JSON body that is $what → 400 invalid_request', async ({ raw }) => {
+      const response = await api.call('POST', '/v1/orders', { key: client.key, rawBody: raw, headers: { 'content-type': 'application/json', 'idempotency-key': unique('idem') } });
+      expectError(response, 400, 'invalid_request');
+    });
+
+    it('no key → 401; a key without orders:write → 403 forbidden, nothing created', async () => {
+      const request = body();
+      expectError(await api.call('POST', '/v1/orders', { json: request, headers: { 'idempotency-key': unique('idem') } }), 401, 'unauthorized');
+      const readOnly = ordersClient(api, await tenant.key({ scopes: ['orders:read', 'orders:cancel', 'events:read'] }));
+      expectError(await readOnly.create(request), 403, 'forbidden');
+      expect(await ordersWith(request.external_order_id)).toBe(0);
+    });
+  });
+
+  describe('read and cancel need their own scopes; unknown orders are 404', () => {
+    it('GET and cancel: a key lacking orders:read / orders:cancel → 403; a malformed or unknown id → 404', async () => {
+      const order = expectSuccess(await client.create(body()), 201);
+      const writeOnly = ordersClient(api, await tenant.key({ scopes: ['orders:write'] }));
+      expectError(await writeOnly.get(order.order_id), 403, 'forbidden');
+      expectError(await writeOnly.cancel(order.order_id), 403, 'forbidden');
+      expectError(await client.get('not-a-uuid'), 404, 'not_found');
+      expectError(await client.cancel('not-a-uuid'), 404, 'not_found');
+      expectError(await client.get(randomUUID()), 404, 'not_found');
+      expectError(await client.cancel(randomUUID()), 404, 'not_found');
+    });
+
+    it("another client's order, and this client's order under its production key, are 404 for read and cancel", async () => {
+      const order = expectSuccess(await client.create(body()), 201);
+      const other = await buildTenant(f);
+      const outsider = ordersClient(api, await other.key());
+      const production = ordersClient(api, await tenant.key({ environment: 'production' }));
+      for (const stranger of [outsider, production]) {
+        const response = await stranger.get(order.order_id);
+        expectError(response, 404, 'not_found');
+        expectError(await stranger.cancel(order.order_id), 404, 'not_found');
+      }
+      expect(expectSuccess(await client.get(order.order_id)).lifecycle).toBe('pending');
+    });
+  });
+});

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+
+describe('POST /v1/orders is idempotent per (API client, environment, Idempotency-Key)', () => {
+  let api: TestApi;
+  const connection = connectFixtures();
+  const { sql } = connection;
+  const f = fixtures(connection.db);
+  let tenant: Tenant;
+  let client: OrdersClient;
+  let subject: string;
+  const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, overrides);
+
+  beforeAll(async () => {
+    api = await startTestApi(NO_RATE_LIMIT);
+    tenant = await buildTenant(f);
+    client = ordersClient(api, await tenant.key());
+    subject = await client.subject();
+    // The client's sandbox stream exists from here on (its counter row is what one test locks).
+    expectSuccess(await client.create(body()), 201);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await connection.close();
+  });
+
+  const orderCount = async (clientId = tenant.clientId) => Number((await sql`select count(*)::int as n from orders where client_id = ${clientId}`)[0].n);
+  const eventCount = async () => Number((await sql`select count(*)::int as n from events where client_id = ${tenant.clientId}`)[0].n);
+  const keyRow = async (key: string) => (await sql`select state, request_hash, locked_until > now() as leased from idempotency_keys where client_id = ${tenant.clientId} and key = ${key}`)[0];
+
+  function expectReplayOf(replay: TestResponse, original: TestResponse) {
+    const data = expectSuccess(replay, 201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.request_id).toBe(replay.headers.get('x-request-id'));
+    expect(replay.body.request_id).not.toBe(original.body.request_id);
+    expect(data).toEqual(original.body.data);
+    return data;
+  }
+
+  function expectConflict(response: TestResponse, issue: string) {
+    const error = expectError(response, 409, 'conflict');
+    expect(error.details![0].issue).toBe(issue);
+    return error;
+  }
+
+  it('same key and same body → 201 with the original order, Idempotent-Replayed: true, and nothing new stored', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body({ clinical_notes: 'replay me', aoe_answers: [] });
+    const original = await client.create(request, { idempotencyKey });
+    expectSuccess(original, 201);
+    expect(original.headers.get('idempotent-replayed')).toBeNull();
+    const [orders, events] = [await orderCount(), await eventCount()];
+
+    expectReplayOf(await client.create(request, { idempotencyKey }), original);
+    expectReplayOf(await client.create(request, { idempotencyKey }), original);
+    expect([await orderCount(), await eventCount()]).toEqual([orders, events]);
+  });
+
+  it('the same body with its keys in another order (and other whitespace) is the same body', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body({ patient: { legal_first_name: 'Ada', legal_last_name: 'Byron' }, ordering_provider: { name: 'Dr. Hopper', npi: '1234567893' } });
+    const original = await client.create(request, { idempotencyKey });
+    expectSuccess(original, 201);
+
+    const reversed = Object.fromEntries(
+      Object.entries(request)
+        .reverse()
+        .map(([k, v]) => [k, v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).reverse()) : v]),
+    );
+    expect(JSON.stringify(reversed)).not.toBe(JSON.stringify(request));
+    expectReplayOf(await client.create(reversed, { idempotencyKey }), original);
+
+    const spaced = await api.call('POST', '/v1/orders', {
+      key: client.key,
+      rawBody: JSON.stringify(reversed, null, 4),
+      headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+    });
+    expectReplayOf(spaced, original);
+  });
+
+  it('a replay answers the original response even after the order has moved on', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const original = await client.create(request, { idempotencyKey });
+    expectSuccess(await client.cancel(original.body.data.order_id));
+    expect(expectReplayOf(await client.create(request, { idempotencyKey }), original).lifecycle).toBe('pending');
+  });
+
+  it('another key of the same client and environment replays too: the scope is the client, not the key', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const original = await client.create(request, { idempotencyKey });
+    const sibling = ordersClient(api, await tenant.key());
+    expectReplayOf(await sibling.create(request, { idempotencyKey }), original);
+  });
+
+  it.each([
+    { what: 'another external_order_id', change: () => ({ external_order_id: unique('ext') }) },
+    { what: 'an added optional field', change: () => ({ clinical_notes: 'now with notes' }) },
+    { what: 'a changed personal field', change: () => ({ patient: { legal_first_name: 'Eve' } }) },
+  ])('same key with a different body ($what) → 409 conflict idempotency_key_reused, nothing created', async ({ change }) => {
+    const idempotencyKey = unique('idem');
+    const request = body({ patient: { legal_first_name: 'Ada' } });
+    const original = await client.create(request, { idempotencyKey });
+    expectSuccess(original, 201);
+    const before = await orderCount();
+    expectConflict(await client.create({ ...request, ...change() }, { idempotencyKey }), 'idempotency_key_reused');
+    expect(await orderCount()).toBe(before);
+    // The key still answers its original body.
+    expectReplayOf(await client.create(request, { idempotencyKey }), original);
+  });
+
+  it('same key while the first request is still running → 409 idempotency_key_in_flight; the first then completes once', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const before = await orderCount();
+
+    // Hold the client's event-stream counter row: the first request claims its key, inserts its
+    // order and then waits inside its transaction, genuinely in flight.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: (pid: number) => void;
+    const holderPid = new Promise<number>((resolve) => (locked = resolve));
+    const holder = sql.begin(async (tx) => {
+      const [{ pid }] = await tx`select pg_backend_pid() as pid`;
+      await tx`select 1 from event_streams where client_id = ${tenant.clientId} and environment = 'sandbox' for update`;
+      locked(pid);
+      await released;
+    });
+    let first: Promise<TestResponse> | undefined;
+    try {
+      const pid = await holderPid;
+      first = client.create(request, { idempotencyKey });
+      // The first request is blocked on our lock, mid-transaction.
+      await expect
+        .poll(async () => (await sql`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`)[0].n, { timeout: 5_000, interval: 20 })
+        .toBe(1);
+      expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'in_flight', leased: true });
+
+      expectConflict(await client.create(request, { idempotencyKey }), 'idempotency_key_in_flight');
+      expectConflict(await client.create(body(), { idempotencyKey }), 'idempotency_key_in_flight');
+    } finally {
+      release();
+      await holder;
+    }
+    const original = await first!;
+    expectSuccess(original, 201);
+    expect(original.headers.get('idempotent-replayed')).toBeNull();
+    expect(await orderCount()).toBe(before + 1);
+    expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'completed' });
+    expectReplayOf(await client.create(request, { idempotencyKey }), original);
+  });
+
+  it('a key held by a live lease (locked_until in the future) → 409 idempotency_key_in_flight', async () => {
+    const idempotencyKey = unique('idem');
+    await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
+              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, 'another-process', 'in_flight', now() + interval '1 minute')`;
+    const request = body();
+    expectConflict(await client.create(request, { idempotencyKey }), 'idempotency_key_in_flight');
+    expect(await sql`select 1 from orders where external_order_id = ${request.external_order_id}`).toHaveLength(0);
+  });
+
+  it('a stale lease (locked_until in the past, its process gone) is taken over: 201 and the key completes', async () => {
+    const idempotencyKey = unique('idem');
+    await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
+              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, 'crashed-process', 'in_flight', now() - interval '1 second')`;
+    const request = body();
+    const taken = await client.create(request, { idempotencyKey });
+    expectSuccess(taken, 201);
+    expect(taken.headers.get('idempotent-replayed')).toBeNull();
+    const row = await keyRow(idempotencyKey);
+    expect(row.state).toBe('completed');
+    expect(row.request_hash).not.toBe('crashed-process');
+    expectReplayOf(await client.create(request, { idempotencyKey }), taken);
+  });
+
+  it('50 concurrent identical requests → exactly one order and one event; every answer 201 (that order) or 409 in flight', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const [orders, events] = [await orderCount(), await eventCount()];
+    const responses = await Promise.all(Array.from({ length: 50 }, () => client.create(request, { idempotencyKey })));
+
+    const created = responses.filter((r) => r.status === 201);
+    const conflicts = responses.filter((r) => r.status !== 201);
+    for (const response of conflicts) expectConflict(response, 'idempotency_key_in_flight');
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((r) => expectSuccess(r, 201).order_id)).size).toBe(1);
+    expect(created.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    expect([await orderCount(), await eventCount()]).toEqual([orders + 1, events + 1]);
+  });
+
+  it('50 concurrent requests with different keys and one external_order_id → one order; the rest 409 duplicate_external_order_id', async () => {
+    const request = body();
+    const before = await orderCount();
+    const responses = await Promise.all(Array.from({ length: 50 }, () => client.create(request)));
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const response of responses.filter((r) => r.status !== 201)) expectConflict(response, 'duplicate_external_order_id');
+    expect(await orderCount()).toBe(before + 1);
+  });
+
+  it('duplicate external_order_id under another key → 409 duplicate_external_order_id, and that key stays free', async () => {
+    const request = body();
+    expectSuccess(await client.create(request), 201);
+    const idempotencyKey = unique('idem');
+    expectConflict(await client.create({ ...request, clinical_notes: 'second attempt' }, { idempotencyKey }), 'duplicate_external_order_id');
+    expect(await keyRow(idempotencyKey)).toBeUndefined();
+    expectSuccess(await client.create(body(), { idempotencyKey }), 201);
+  });
+
+  it('the same key from another API client (same program, same body) creates that client’s own order', async () => {
+    const second = await f.client(tenant.laboratory.id);
+    await f.grant(second.client_id, tenant.sandbox.program);
+    const secondClient = ordersClient(api, await f.key(second.client_id, 'sandbox'));
+    await secondClient.subject(subject);
+
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const mine = expectSuccess(await client.create(request, { idempotencyKey }), 201);
+    const theirs = await secondClient.create(request, { idempotencyKey });
+    expect(expectSuccess(theirs, 201).order_id).not.toBe(mine.order_id);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(await orderCount(second.client_id)).toBe(1);
+    // external_order_id is unique per client too, not globally.
+    expect(theirs.body.data.external_order_id).toBe(mine.external_order_id);
+  });
+
+  it('the same key in the production environment of the same client creates a production order', async () => {
+    const production = ordersClient(api, await tenant.key({ environment: 'production' }));
+    const productionSubject = await production.subject(subject);
+    const idempotencyKey = unique('idem');
+    const externalOrderId = unique('ext');
+    const sandboxOrder = expectSuccess(await client.create(body({ external_order_id: externalOrderId }), { idempotencyKey }), 201);
+    const response = await production.create(orderBody(tenant.production.program, tenant.production.item, productionSubject, { external_order_id: externalOrderId }), { idempotencyKey });
+    const productionOrder = expectSuccess(response, 201);
+    expect(response.headers.get('idempotent-replayed')).toBeNull();
+    expect(productionOrder).toMatchObject({ environment: 'production', external_order_id: externalOrderId });
+    expect(productionOrder.order_id).not.toBe(sandboxOrder.order_id);
+  });
+});
