@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { createOpenApiNodeHttpHandler, forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { errorBodyFor, partnerRouter, type ErrorResponse, type ProcedureMeta, type RequestContext } from '@lop/domain';
-import { logIfUnexpected } from './send-error';
+import { acceptsRequestBody, createOpenApiNodeHttpHandler, forEachOpenApiProcedure, getPathRegExp, normalizePath } from 'trpc-to-openapi';
+import { errorBodyFor, PartnerError, partnerRouter, type ErrorResponse, type ProcedureMeta, type RequestContext } from '@lop/domain';
+import { logIfUnexpected, sendError } from './send-error';
 import { requestIdOf } from './request-id';
 
 const kError = Symbol('partnerError');
@@ -19,14 +19,49 @@ function pathParamsByProcedure(): Map<string, string[]> {
   return map;
 }
 
+/** Routes that read a JSON body. trpc-to-openapi ignores their query string, so a stray parameter would pass unnoticed. */
+function bodyRoutes(): { method: string; pattern: RegExp }[] {
+  const routes: { method: string; pattern: RegExp }[] = [];
+  forEachOpenApiProcedure(partnerRouter._def.procedures, ({ meta }) => {
+    const { method, path } = (meta as ProcedureMeta).openapi!;
+    if (acceptsRequestBody(method)) routes.push({ method, pattern: getPathRegExp(normalizePath(path)) });
+  });
+  return routes;
+}
+
+/**
+ * trpc-to-openapi hands path parameters to the procedure still percent-encoded (`a%20b`); a partner
+ * encodes an identifier like any URL segment, so the procedure must see it decoded, once.
+ * Text that is not valid percent-encoding is passed on as sent.
+ */
+function decodingCaller(caller: any, pathParams: Map<string, string[]>, path: string[] = []): any {
+  return new Proxy(() => undefined, {
+    get: (_target, key) => decodingCaller(caller, pathParams, [...path, String(key)]),
+    apply: (_target, _this, [input]) => {
+      const procedure = path.reduce((node, segment) => node[segment], caller);
+      const decoded = input && typeof input === 'object' ? { ...input } : input;
+      for (const name of pathParams.get(path.join('.')) ?? []) {
+        if (typeof decoded?.[name] !== 'string') continue;
+        try {
+          decoded[name] = decodeURIComponent(decoded[name]);
+        } catch {
+          // Left as sent; the procedure's schema judges it.
+        }
+      }
+      return procedure(decoded);
+    },
+  });
+}
+
 /**
  * The REST facade: trpc-to-openapi routes each request to its procedure; we own the envelope.
  * The library writes its own error body, so the final write is swapped for our envelope.
  */
 export function partnerRest(createContext: (req: Request, res: Response) => RequestContext, logger: Logger) {
   const pathParams = pathParamsByProcedure();
+  const withBody = bodyRoutes();
   const handler = createOpenApiNodeHttpHandler({
-    router: partnerRouter,
+    router: { ...partnerRouter, createCaller: (ctx: RequestContext) => decodingCaller(partnerRouter.createCaller(ctx), pathParams) },
     createContext: ({ req, res }: { req: IncomingMessage; res: ServerResponse }) => createContext(req as Request, res as Response),
     responseMeta: ({ ctx, errors }) => (errors.length === 0 && ctx ? { status: ctx.response.status ?? 200, headers: ctx.response.headers } : {}),
     onError: ({ error, path, req }) => {
@@ -39,6 +74,12 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
   } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
 
   return (req: Request, res: Response, next: NextFunction) => {
+    const url = new URL(req.url, 'http://localhost');
+    const query = [...new Set(url.searchParams.keys())];
+    if (query.length > 0 && withBody.some((route) => route.method === req.method && route.pattern.test(normalizePath(url.pathname)))) {
+      const details = query.map((field) => ({ field, issue: 'unknown_field', message: 'This endpoint takes no query parameters; send fields in the JSON body.' }));
+      return sendError(res, new PartnerError('invalid_request', 'The request is not valid; see details.', { details }), logger);
+    }
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     (res as unknown as { end: (...args: unknown[]) => Response }).end = (chunk?: unknown, ...rest: unknown[]) => {
       const failure = (req as WithError)[kError];

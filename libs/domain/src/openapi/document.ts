@@ -64,11 +64,21 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
     }
   }
 
+  // Paths carry the whole base path: with no servers listed, a client resolves them against the
+  // document's own origin, so `/v1/...` alone would point outside the API.
+  document.paths = Object.fromEntries(Object.entries(document.paths ?? {}).map(([path, item]) => [`${PARTNER_BASE_PATH}${path}`, item]));
+
   const servers = [
-    options.sandboxBaseUrl && { url: options.sandboxBaseUrl, description: 'Sandbox' },
-    options.productionBaseUrl && { url: options.productionBaseUrl, description: 'Production' },
+    options.sandboxBaseUrl && { url: serverOrigin(options.sandboxBaseUrl), description: 'Sandbox' },
+    options.productionBaseUrl && { url: serverOrigin(options.productionBaseUrl), description: 'Production' },
   ].filter(Boolean) as { url: string; description: string }[];
   if (servers.length > 0) document.servers = servers;
   else delete document.servers;
   return document;
+}
+
+/** A configured base URL may be given as the spec's `{base_url}` (ending in the base path) or as the origin. */
+function serverOrigin(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return trimmed.endsWith(PARTNER_BASE_PATH) ? trimmed.slice(0, -PARTNER_BASE_PATH.length) : trimmed;
 }

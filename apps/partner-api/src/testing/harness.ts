@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { inject } from 'vitest';
+import { connectDatabase, type DatabaseConnection } from '@lop/db';
+import { loadConfig, PARTNER_BASE_PATH, protectorFor, type Config } from '@lop/domain';
+import { createApp } from '../app';
+import { createLogger, startPartnerApi } from '../main';
+
+// Declared by libs/db/src/testing/global-setup.ts, which this project's type check does not include.
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+/** The database of this test run (a fresh migrated one, see libs/db/src/testing/global-setup.ts). */
+export const testDatabaseUrl = (): string => inject('databaseUrl');
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined when the body is not JSON. */
+  body: any;
+  text: string;
+}
+
+export interface RequestOptions {
+  /** API key text; sent as `Authorization: Bearer <key>`. */
+  key?: string;
+  /** Serialised as JSON with `Content-Type: application/json`. */
+  json?: unknown;
+  /** Sent as is (use with an explicit content-type header). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestApi {
+  /** Origin, e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** A partner call: `path` is below the base path, e.g. `/v1/health`. */
+  call(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  /** A call to any path of the origin (unknown routes, the OpenAPI document). */
+  fetch(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+async function send(origin: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  let body: string | undefined = options.rawBody;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(origin + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+export function testApi(url: string, close: () => Promise<void>): TestApi {
+  return {
+    url,
+    call: (method, path, options) => send(url, method, PARTNER_BASE_PATH + path, options),
+    fetch: (method, path, options) => send(url, method, path, options),
+    close,
+  };
+}
+
+/**
+ * The real partner API (startPartnerApi) on 127.0.0.1, port 0, against this run's database.
+ * `env` adds configuration variables, e.g. PARTNER_SANDBOX_BASE_URL.
+ */
+export async function startTestApi(env: Record<string, string> = {}, databaseUrl = testDatabaseUrl()): Promise<TestApi> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PARTNER_DB_POOL_SIZE: '4', ...env });
+  const api = await startPartnerApi({ config, databaseUrl, logger: createLogger(config, 'partner-api-test') });
+  return testApi(api.url, () => api.close());
+}
+
+/** Test configuration: port 0, silent, a small pool, and its own encryption key (never the data folder's). */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    PARTNER_DB_POOL_SIZE: '4',
+    PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...env,
+  });
+}
+
+/** Log lines written by an app under test, parsed. */
+export interface CapturedLog {
+  lines: Record<string, any>[];
+  text(): string;
+}
+
+/**
+ * The express app built over a given connection (e.g. a closed pool or an unmigrated database)
+ * with a logger whose output the test can read.
+ */
+export async function startAppOver(database: DatabaseConnection): Promise<TestApi & { log: CapturedLog }> {
+  const raw: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      raw.push(String(chunk));
+      done();
+    },
+  });
+  const logger: Logger = pino({ level: 'info' }, stream);
+  const config = testConfig();
+  const app = createApp({ database, config, logger, protector: protectorFor(config) });
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const log: CapturedLog = {
+    get lines() {
+      return raw.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    },
+    text: () => raw.join(''),
+  };
+  const api = testApi(`http://127.0.0.1:${port}`, async () => {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    await database.close().catch(() => undefined);
+  });
+  return { ...api, log };
+}
+
+export interface DatabaseProxy {
+  /** The database URL through the proxy. */
+  url: string;
+  /** The database becomes unreachable: open connections drop, new ones are refused. */
+  cut(): Promise<void>;
+  /** Reachable again, on the same address (nothing to do when it was not cut). */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A TCP relay to the run's PostgreSQL, so a test can take the database away from a running API. */
+export async function startDatabaseProxy(databaseUrl = testDatabaseUrl()): Promise<DatabaseProxy> {
+  const target = new URL(databaseUrl);
+  const sockets = new Set<Socket>();
+  let server: TcpServer;
+  let listening = false;
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server = createTcpServer((client) => {
+        const upstream = connect(Number(target.port || 5432), target.hostname);
+        const drop = () => {
+          client.destroy();
+          upstream.destroy();
+          sockets.delete(client);
+          sockets.delete(upstream);
+        };
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on('error', drop).on('close', drop);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        listening = true;
+        resolve((server.address() as AddressInfo).port);
+      });
+    });
+  const cut = () =>
+    new Promise<void>((resolve) => {
+      if (!listening) return resolve();
+      listening = false;
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
+  const port = await listen(0);
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    cut,
+    restore: async () => {
+      if (!listening) await listen(port);
+    },
+    close: cut,
+  };
+}
+
+/** A second connection for building fixtures and reading rows back. */
+export function connectFixtures(databaseUrl = testDatabaseUrl()): DatabaseConnection {
+  return connectDatabase(databaseUrl, { max: 2, applicationName: 'partner-api-test-fixtures' });
+}
