@@ -207,6 +207,10 @@ describe('POST /v1/orders: 422 not_orderable, and the requirements profile is ex
       expect(error.details![1].message).toContain('yes, no, unknown');
     });
 
+    it('ask-at-order-entry not configured (CBC) requires and checks nothing: stray answers are accepted', async () => {
+      expectSuccess(await client.create(order({ item_id: item('CBC'), aoe_answers: [{ question_key: 'anything', answer: 'x' }] })), 201);
+    });
+
     it('TSH with valid answers → 201 (the optional question may be left out)', async () => {
       const answers = [
         { question_key: 'fasting_status', answer: 'yes' },

@@ -72,8 +72,16 @@ export async function runIdempotently<T>(
       if (takenOver.length === 0) throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
     }
 
+    let leaseLost = false;
     try {
       return await db.transaction(async (tx) => {
+        // Still ours? A request slower than its lease may have been taken over; the row lock
+        // also makes a takeover wait until this transaction ends.
+        const [lease] = await tx.select().from(idempotencyKeys).where(where).for('update');
+        if (!lease || lease.state !== 'in_flight' || lease.requestHash !== requestHash) {
+          leaseLost = true;
+          throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+        }
         const result = await work(tx);
         await tx
           .update(idempotencyKeys)
@@ -82,7 +90,8 @@ export async function runIdempotently<T>(
         return { ...result, replayed: false };
       });
     } catch (error) {
-      await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, 'in_flight')));
+      // Free the key for a corrected retry, unless it now belongs to another request.
+      if (!leaseLost) await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, 'in_flight'), eq(idempotencyKeys.requestHash, requestHash)));
       throw error;
     }
   }

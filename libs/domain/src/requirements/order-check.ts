@@ -30,7 +30,8 @@ export function checkOrderAgainstRequirements(requirements: ResolvedRequirements
     }
   }
 
-  problems.push(...checkAoeAnswers(profile.aoe.questions, order.aoe_answers ?? []));
+  // A facet that is not configured requires (and checks) nothing.
+  if (profile.aoe.authority_state === 'configured') problems.push(...checkAoeAnswers(profile.aoe.questions, order.aoe_answers ?? []));
 
   if (profile.billing.mode_required && !order.billing_mode) missing('billing_mode', 'A billing mode is required in this jurisdiction.');
   if (order.billing_mode && billingModes.length > 0 && !billingModes.includes(order.billing_mode)) {
