@@ -50,6 +50,7 @@ describe('authentication: every failure is 401 unauthorized in the error envelop
   it.each(cases)('401 for $rule', async ({ headers }) => {
     const response = await api.call('GET', '/v1/health', { headers: headers() });
     const error = expectError(response, 401, 'unauthorized');
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
     // The answer never echoes the presented key.
     expect(response.text).not.toContain(keys.valid);
     expect(error.message).not.toMatch(/lop_(test|live)_[0-9A-Za-z]{8,}/);

@@ -12,7 +12,8 @@ export interface Caller {
   scopes: ReadonlySet<Scope>;
 }
 
-const unauthorized = (message: string) => new PartnerError('unauthorized', message);
+// RFC 7235: a 401 names the scheme the client should use.
+const unauthorized = (message: string) => new PartnerError('unauthorized', message, { headers: { 'WWW-Authenticate': 'Bearer realm="partner-api"' } });
 
 /**
  * Resolves the Authorization header to a caller. Revocation and expiry are read from
