@@ -17,6 +17,8 @@ import { getReport } from './results/get-report';
 import { getReportDocument } from './results/get-report-document';
 import { getResult } from './results/get-result';
 import { listResults } from './results/list-results';
+import { listEventDeliveries } from './console/list-event-deliveries';
+import { listOrders as listConsoleOrders } from './console/list-orders';
 
 /** Every partner procedure; REST routes and the console's tRPC client both come from here. */
 export const partnerRouter = router({
@@ -29,6 +31,8 @@ export const partnerRouter = router({
   orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder, exceptions: listOrderExceptions }),
   results: router({ list: listResults, get: getResult, report: getReport, reportDocument: getReportDocument }),
   events: router({ list: listEvents }),
+  // tRPC only (no openapi meta): views the sandbox console needs that partner REST does not offer.
+  console: router({ orders: listConsoleOrders, eventDeliveries: listEventDeliveries }),
 });
 
 export type PartnerRouter = typeof partnerRouter;

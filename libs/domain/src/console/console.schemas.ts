@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { timestampSchema } from '../common-schemas';
+import { eventTypeSchema } from '../events/events.schemas';
+import { orderSchema } from '../orders/orders.schemas';
+
+/**
+ * Read models only the sandbox console uses (tRPC, no REST route, not in the OpenAPI document).
+ * They reuse the partner shapes and add what a person needs to read a list at a glance.
+ */
+
+export const consoleOrderSchema = orderSchema.extend({
+  program_name: z.string(),
+  item_name: z.string(),
+  item_code: z.string(),
+});
+
+export const consoleOrderPageSchema = z.object({
+  orders: z.array(consoleOrderSchema),
+  next_cursor: z.string().nullable(),
+});
+export type ConsoleOrderPage = z.infer<typeof consoleOrderPageSchema>;
+
+export const consoleDeliveryAttemptSchema = z.object({
+  attempt: z.number().int(),
+  started_at: timestampSchema,
+  duration_ms: z.number().int(),
+  status_code: z.number().int().nullable(),
+  error_class: z.string().nullable(),
+  outcome: z.string(),
+  next_attempt_at: timestampSchema.nullable(),
+});
+
+export const consoleDeliverySchema = z.object({
+  delivery_id: z.uuid(),
+  event_id: z.uuid(),
+  subscription_id: z.uuid(),
+  kind: z.string().meta({ description: '`event` for the original delivery, `replay` for an operator replay.' }),
+  replay_of: z.uuid().nullable(),
+  state: z.string().meta({ description: 'pending, delivered, dead_lettered or cancelled.' }),
+  failure_reason: z.string().nullable(),
+  attempts_made: z.number().int(),
+  next_attempt_at: timestampSchema.nullable(),
+  last_status_code: z.number().int().nullable(),
+  last_error_class: z.string().nullable(),
+  created_at: timestampSchema,
+  completed_at: timestampSchema.nullable(),
+  attempts: z.array(consoleDeliveryAttemptSchema),
+});
+
+export const consoleSubscriptionSchema = z.object({
+  subscription_id: z.uuid(),
+  url: z.string(),
+  event_types: z.array(eventTypeSchema),
+  status: z.enum(['active', 'disabled']),
+  created_at: timestampSchema,
+});
+
+export const consoleEventDeliveriesSchema = z.object({
+  subscriptions: z.array(consoleSubscriptionSchema),
+  deliveries: z.array(consoleDeliverySchema),
+});
+export type ConsoleEventDeliveries = z.infer<typeof consoleEventDeliveriesSchema>;

@@ -1,0 +1,103 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import type { Caller } from '../auth/authenticate';
+import type { EventType } from '../events/events.schemas';
+import type { ConsoleEventDeliveries } from './console.schemas';
+
+/**
+ * The console's view of webhook deliveries: for some of the caller's events, every delivery to
+ * the caller's own subscriptions with its attempts. Filtered by laboratory, client and
+ * environment; another tenant's event ids simply match nothing. Signing secrets, receiver
+ * bodies and resolved addresses are never read.
+ */
+export async function listConsoleEventDeliveries(db: Database, caller: Caller, eventIds: string[]): Promise<ConsoleEventDeliveries> {
+  const subscriptions = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(
+      and(
+        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
+        eq(webhookSubscriptions.clientId, caller.clientId),
+        eq(webhookSubscriptions.environment, caller.environment),
+      ),
+    )
+    .orderBy(asc(webhookSubscriptions.createdAt));
+
+  const ownEvents =
+    eventIds.length === 0 || subscriptions.length === 0
+      ? []
+      : await db
+          .select({ id: events.id })
+          .from(events)
+          .where(and(inArray(events.id, eventIds), eq(events.clientId, caller.clientId), eq(events.environment, caller.environment)));
+
+  const deliveries =
+    ownEvents.length === 0
+      ? []
+      : await db
+          .select()
+          .from(webhookDeliveries)
+          .where(
+            and(
+              inArray(
+                webhookDeliveries.eventId,
+                ownEvents.map((e) => e.id),
+              ),
+              inArray(
+                webhookDeliveries.subscriptionId,
+                subscriptions.map((s) => s.id),
+              ),
+            ),
+          )
+          .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
+
+  const attempts =
+    deliveries.length === 0
+      ? []
+      : await db
+          .select()
+          .from(webhookDeliveryAttempts)
+          .where(
+            inArray(
+              webhookDeliveryAttempts.deliveryId,
+              deliveries.map((d) => d.id),
+            ),
+          )
+          .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+
+  return {
+    subscriptions: subscriptions.map((s) => ({
+      subscription_id: s.id,
+      url: s.url,
+      event_types: s.eventTypes as EventType[],
+      status: s.status,
+      created_at: s.createdAt.toISOString(),
+    })),
+    deliveries: deliveries.map((d) => ({
+      delivery_id: d.id,
+      event_id: d.eventId!,
+      subscription_id: d.subscriptionId,
+      kind: d.kind,
+      replay_of: d.replayOf,
+      state: d.state,
+      failure_reason: d.failureReason,
+      attempts_made: d.attemptsMade,
+      next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+      last_status_code: d.lastStatusCode,
+      last_error_class: d.lastErrorClass,
+      created_at: d.createdAt.toISOString(),
+      completed_at: d.completedAt?.toISOString() ?? null,
+      attempts: attempts
+        .filter((a) => a.deliveryId === d.id)
+        .map((a) => ({
+          attempt: a.attemptNumber,
+          started_at: a.startedAt.toISOString(),
+          duration_ms: a.durationMs,
+          status_code: a.statusCode,
+          error_class: a.errorClass,
+          outcome: a.outcome,
+          next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+        })),
+    })),
+  };
+}

@@ -1,0 +1,14 @@
+import { listConsoleOrders } from '../../console/order-list';
+import { ok } from '../../http/envelope';
+import { scopedProcedure } from '../../trpc';
+import { listConsoleOrdersInput, listConsoleOrdersMeta, listConsoleOrdersOutput } from './list-orders.types';
+
+/** The caller's orders, newest first (sandbox console only). */
+export const listOrders = scopedProcedure('orders:read')
+  .meta(listConsoleOrdersMeta)
+  .input(listConsoleOrdersInput)
+  .output(listConsoleOrdersOutput)
+  .query(async ({ ctx, input }) => {
+    const page = await listConsoleOrders(ctx.db, ctx.caller, input);
+    return ok(ctx, page, page.next_cursor);
+  });
