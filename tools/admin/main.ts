@@ -5,6 +5,7 @@ import { registerKeys } from './commands/keys';
 import { registerLab } from './commands/lab';
 import { registerPrograms } from './commands/programs';
 import { registerSeedDemo } from './commands/seed-demo';
+import { registerWebhooks } from './commands/webhooks';
 import { oneLine, UsageError } from './output';
 
 const EXIT_FAILURE = 1;
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerClients(program);
   registerPrograms(program);
   registerKeys(program);
+  registerWebhooks(program);
   registerLab(program);
   return program;
 }

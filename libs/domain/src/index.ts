@@ -29,3 +29,4 @@ export * from './results/reports';
 export * from './laboratory-operations';
 export * from './routers-internal/laboratory';
 export type { OperatorContext } from './routers-internal/trpc';
+export * from './webhooks';

@@ -5,3 +5,4 @@ export * from './programs';
 export * from './locations';
 export * from './subjects';
 export * from './orders';
+export * from './webhooks';

@@ -8,6 +8,13 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.ur
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const optionalUrl = z.url().optional();
+const DEFAULT_RETRY_DELAYS = '60,300,1800,7200,43200,86400';
+// Exactly six delays: with the first attempt that makes the spec's seven attempts in total.
+const retryDelaysText = z
+  .string()
+  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?){5}\s*$/, 'must be six comma-separated delays in seconds, e.g. 60,300,1800,7200,43200,86400')
+  .transform((v) => v.split(',').map(Number))
+  .refine((delays) => delays.every((d) => d <= 7 * 86_400), 'each delay must be at most 7 days (604800 seconds)');
 
 const configSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
@@ -20,6 +27,12 @@ const configSchema = z.object({
   PARTNER_PRODUCTION_BASE_URL: optionalUrl,
   PARTNER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   PARTNER_WEBHOOKS_ALLOW_LOOPBACK: booleanText.default(false),
+  // Webhook delivery (spec § Delivery and retry); shorter values exist for tests and local work.
+  PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: retryDelaysText.prefault(DEFAULT_RETRY_DELAYS),
+  PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(10).default(10),
+  PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().min(0).max(3600).default(3600),
+  PARTNER_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).max(60).default(2),
   // Base64 of 32 random bytes; without it, one is generated once into the data folder.
   PARTNER_ENCRYPTION_KEY: z
     .string()

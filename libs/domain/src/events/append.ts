@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { events, type Database } from '@lop/db';
 import type { Environment } from '../auth/scopes';
+import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION, eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
 export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
@@ -46,7 +47,10 @@ export async function appendEvents(tx: Transaction, stream: Stream, drafts: Even
     data: eventDataSchema.parse(draft.data),
   }));
   await tx.insert(events).values(rows);
-  return rows.map(toPartnerEvent);
+  const appended = rows.map(toPartnerEvent);
+  // Same transaction: webhook deliveries (and their pg-boss jobs) commit with the events or not at all.
+  await enqueueWebhookDeliveries(tx, stream, appended);
+  return appended;
 }
 
 export function toPartnerEvent(row: Omit<typeof events.$inferSelect, 'createdAt'>): PartnerEvent {

@@ -1,0 +1,126 @@
+import { eq, sql as raw } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase, webhookDeliveries } from '@lop/db';
+import { appendEvents, attachDeliveryQueue, cancelOrder, DeliveryQueueMissingError, readEvents, type PartnerEvent } from '@lop/domain';
+import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
+import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
+import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+
+const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-e2e-test' });
+let worker: RunningDeliveryWorker;
+let receiver: Receiver;
+let detach: () => void;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig() });
+  // This test process plays the API: it enqueues through the worker's pg-boss (sender role is the same API).
+  detach = attachDeliveryQueue(worker.queue);
+});
+afterAll(async () => {
+  detach?.();
+  await worker?.close();
+  await receiver?.close();
+  await database.close();
+});
+
+async function streamOf(partner: Partner): Promise<PartnerEvent[]> {
+  return (await readEvents(database.db, partner.caller, undefined, 500)).events;
+}
+
+describe('webhook delivery, end to end', () => {
+  it('delivers every event of an order, signed over the exact bytes, identical to the stream', async () => {
+    const partner = await newPartner(database.db, database.sql);
+    const subscription = await subscribe(database.db, partner, receiver.url('/partner/hooks?tenant=1'));
+    const seenBefore = receiver.requests.length;
+
+    const order = await placeOrder(database.db, partner);
+    const createdCommittedAt = Date.now();
+    await cancelOrder(database.db, partner.caller, order.order_id);
+
+    const mine = () => receiver.requests.slice(seenBefore).filter((r) => r.path === '/partner/hooks?tenant=1');
+    await receiver.waitFor(() => mine().length >= 2, 15_000, 'create and cancel deliveries');
+    const stream = await streamOf(partner);
+    expect(stream.map((e) => e.type)).toEqual(['order.created', 'order.cancelled']);
+
+    const received = mine();
+    expect(received).toHaveLength(2);
+    const rows = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
+    for (const request of received) {
+      // Verified before parsing, with node:crypto alone, within the 300-second tolerance.
+      expect(verifyDelivery(subscription.secret, request)).toBe(true);
+      expect(Math.abs(Date.now() / 1000 - Number(request.headers['x-partner-timestamp']))).toBeLessThanOrEqual(300);
+      const body = JSON.parse(request.rawBody);
+      const streamed = stream.find((e) => e.event_id === body.event_id);
+      expect(body).toEqual(streamed);
+      expect(request.rawBody).toBe(JSON.stringify(streamed));
+      expect(request.headers['x-partner-event-id']).toBe(body.event_id);
+      expect(request.headers['x-partner-api-version']).toBe('v1');
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.method).toBe('POST');
+      const row = rows.find((r) => r.eventId === body.event_id);
+      expect(request.headers['x-partner-delivery-id']).toBe(row?.id);
+    }
+    expect(new Set(received.map((r) => JSON.parse(r.rawBody).event_id))).toEqual(new Set(stream.map((e) => e.event_id)));
+    // LISTEN/NOTIFY: the first delivery starts right after its commit, not at the next poll.
+    const created = received.find((r) => JSON.parse(r.rawBody).type === 'order.created')!;
+    expect(created.receivedAt - createdCommittedAt).toBeLessThan(1_000);
+
+    await eventually(async () => {
+      const states = await database.db.select({ state: webhookDeliveries.state, attempts: webhookDeliveries.attemptsMade }).from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
+      expect(states).toEqual([
+        { state: 'delivered', attempts: 1 },
+        { state: 'delivered', attempts: 1 },
+      ]);
+    });
+  });
+
+  it('delivers only the subscribed event types', async () => {
+    const partner = await newPartner(database.db, database.sql);
+    const subscription = await subscribe(database.db, partner, receiver.url('/only-cancel'), ['order.cancelled']);
+    const order = await placeOrder(database.db, partner);
+    await cancelOrder(database.db, partner.caller, order.order_id);
+    await receiver.waitFor((all) => all.some((r) => r.path === '/only-cancel'));
+    const rows = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
+    expect(rows).toHaveLength(1);
+    const [request] = receiver.requests.filter((r) => r.path === '/only-cancel');
+    expect(JSON.parse(request.rawBody)).toMatchObject({ type: 'order.cancelled', data: { order_id: order.order_id } });
+  });
+
+  it('writes deliveries and their jobs in the event transaction: a rollback leaves neither', async () => {
+    const partner = await newPartner(database.db, database.sql);
+    await subscribe(database.db, partner, receiver.url('/rolled-back'));
+    const count = async () => {
+      const [row] = (await database.db.execute(raw`
+        select (select count(*) from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id where s.client_id = ${partner.clientId})::int as deliveries,
+               (select count(*) from pgboss.job where name = 'webhook-delivery')::int as jobs`)) as unknown as { deliveries: number; jobs: number }[];
+      return row;
+    };
+    const before = await count();
+    const draft = { type: 'order.created' as const, occurredAt: new Date(), data: { order_id: crypto.randomUUID(), external_order_id: 'x', program_id: partner.programId, client_id: partner.clientId, environment: 'sandbox' as const } };
+    await expect(
+      database.db.transaction(async (tx) => {
+        await appendEvents(tx, { clientId: partner.clientId, environment: 'sandbox' }, [draft]);
+        const [inside] = (await tx.execute(raw`select count(*)::int as n from pgboss.job where name = 'webhook-delivery' and data->>'attempt' = '1' and state = 'created'`)) as unknown as { n: number }[];
+        expect(inside.n).toBeGreaterThan(0);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await count()).toEqual(before);
+    expect(receiver.requests.some((r) => r.path === '/rolled-back')).toBe(false);
+  });
+
+  it('needs no queue when nothing subscribes, and refuses to commit unscheduled deliveries when something does', async () => {
+    const quiet = await newPartner(database.db, database.sql);
+    const subscribed = await newPartner(database.db, database.sql);
+    await subscribe(database.db, subscribed, receiver.url('/no-queue'));
+    detach();
+    try {
+      await expect(placeOrder(database.db, quiet)).resolves.toMatchObject({ lifecycle: 'pending' });
+      await expect(placeOrder(database.db, subscribed)).rejects.toBeInstanceOf(DeliveryQueueMissingError);
+      expect(await streamOf(subscribed)).toEqual([]);
+    } finally {
+      detach = attachDeliveryQueue(worker.queue);
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { catalogItems, programs, subjects, type Database } from '@lop/db';
+import {
+  authenticate,
+  createClient,
+  createKey,
+  createOrder,
+  createSubscription,
+  DataProtector,
+  EVENT_TYPES,
+  grantPrograms,
+  loadConfig,
+  seedDemo,
+  SCOPES,
+  type Caller,
+  type Config,
+  type EventType,
+  type Resolver,
+} from '@lop/domain';
+import type { Sql } from '@lop/db';
+// Declared by libs/db/src/testing/global-setup.ts, which this project's type check does not include.
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+export const testDatabaseUrl = (): string => inject('databaseUrl');
+export const unique = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
+
+/** Worker configuration for tests: loopback receivers allowed, tiny delays, quick polling. */
+export function workerConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PARTNER_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true',
+    PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: '0.05,0.05,0.05,0.05,0.05,0.05',
+    PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: '1',
+    PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS: '0.5',
+    ...env,
+  });
+}
+export const TEST_ENCRYPTION_KEY = randomBytes(32).toString('base64');
+export const testProtector = () => new DataProtector(Buffer.from(TEST_ENCRYPTION_KEY, 'base64'));
+
+export interface Partner {
+  clientId: string;
+  caller: Caller;
+  key: string;
+  programId: string;
+  itemId: string;
+  subject: string;
+}
+
+/** A fresh API client of the demo laboratory with a sandbox program, an item, a key and a subject. */
+export async function newPartner(db: Database, sql: Sql): Promise<Partner> {
+  const demo = await seedDemo(db);
+  const client = await createClient(db, demo.laboratory_id, unique('Webhook Partner'));
+  const [program] = await db
+    .insert(programs)
+    .values({ laboratoryId: demo.laboratory_id, environment: 'sandbox', name: unique('Program'), currency: 'USD', jurisdiction: 'US', serviceGeography: ['US-CA'], collectionMethods: ['in_person_draw'] })
+    .returning();
+  const code = unique('T').toUpperCase();
+  const [item] = await db
+    .insert(catalogItems)
+    .values({
+      programId: program.id,
+      labOrderableId: randomUUID(),
+      labTestCode: code,
+      code,
+      description: `Test ${code}`,
+      externalCode: '80061',
+      name: `Test ${code}`,
+      kind: 'test',
+      performingLaboratory: 'Central Lab',
+      specimenType: 'serum',
+      container: 'SST',
+      minVolumeMl: 1,
+    })
+    .returning();
+  await grantPrograms(db, { clientId: client.client_id, environment: 'sandbox', programId: program.id });
+  const key = await createKey(db, { clientId: client.client_id, environment: 'sandbox', scopes: [...SCOPES] });
+  const caller = await authenticate(sql, `Bearer ${key.key}`);
+  const subject = unique('subject');
+  await db.insert(subjects).values({ clientId: caller.clientId, environment: caller.environment, externalSubjectId: subject });
+  return { clientId: client.client_id, caller, key: key.key, programId: program.id, itemId: item.id, subject };
+}
+
+export function subscribe(db: Database, partner: Partner, url: string, eventTypes: EventType[] | 'all' = 'all', resolve?: Resolver) {
+  return createSubscription(
+    db,
+    testProtector(),
+    { clientId: partner.clientId, environment: 'sandbox', url, eventTypes: eventTypes === 'all' ? [...EVENT_TYPES] : eventTypes },
+    { allowLoopback: true, resolve },
+  );
+}
+
+/** Places an order through the domain, in its own transaction (what POST /v1/orders does). */
+export function placeOrder(db: Database, partner: Partner) {
+  return db.transaction((tx) =>
+    createOrder(tx, testProtector(), partner.caller, {
+      external_order_id: unique('ext'),
+      program_id: partner.programId,
+      item_id: partner.itemId,
+      external_subject_id: partner.subject,
+      collection: 'in_person_draw',
+    } as Parameters<typeof createOrder>[3]),
+  );
+}
+
+/** Retries `check` until it stops throwing (assertions about rows a worker writes a moment later). */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import type { AgentOptions } from 'node:https';
+import { pino, type Logger } from 'pino';
+import { connectDatabase } from '@lop/db';
+import {
+  createDeliveryAgents,
+  DELIVERY_QUEUE,
+  loadConfig,
+  LOOPBACK_ALLOWANCE_WARNING,
+  openDeliveryQueue,
+  processDeliveryJob,
+  protectorFor,
+  webhookSettings,
+  type Clock,
+  type Config,
+  type DeliveryJob,
+  type DeliveryProcessor,
+  type DeliveryQueue,
+  type Resolver,
+} from '@lop/domain';
+
+export interface DeliveryWorkerOptions {
+  /** Defaults to the process environment. */
+  config?: Config;
+  logger?: Logger;
+  /** Tests move time and answer DNS; production uses the system's. */
+  clock?: Clock;
+  resolve?: Resolver;
+  /** Extra TLS options for the HTTPS agent (a test CA). */
+  tls?: AgentOptions;
+}
+
+export interface RunningDeliveryWorker {
+  queue: DeliveryQueue;
+  /** Stops fetching, lets in-flight attempts finish (or releases them), then closes connections. */
+  close(): Promise<void>;
+}
+
+/** pg-boss workers per process; each fetches a batch and runs its attempts in parallel. */
+const LOCAL_WORKERS = 4;
+
+/**
+ * The webhook delivery worker: wakes on NOTIFY when a delivery is committed, drains backlogs in
+ * parallel batches, and polls only as a backstop and for due retries.
+ */
+export async function startDeliveryWorker(databaseUrl: string, options: DeliveryWorkerOptions = {}): Promise<RunningDeliveryWorker> {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? pino({ name: 'delivery-worker', level: config.LOG_LEVEL });
+  const settings = webhookSettings(config);
+  if (settings.allowLoopback) logger.warn(LOOPBACK_ALLOWANCE_WARNING);
+
+  const localConcurrency = Math.min(LOCAL_WORKERS, settings.concurrency);
+  const batchSize = Math.ceil(settings.concurrency / localConcurrency);
+  const database = connectDatabase(databaseUrl, { max: Math.min(10, localConcurrency * 2 + 2), applicationName: 'delivery-worker' });
+  const queue = await openDeliveryQueue({
+    databaseUrl,
+    settings: settings.queue,
+    role: 'worker',
+    applicationName: 'delivery-worker-pgboss',
+    poolSize: localConcurrency + 4,
+    onError: (error) => logger.error({ err: error }, 'pg-boss error'),
+  });
+  const agents = createDeliveryAgents(options.tls);
+  const processor: DeliveryProcessor = {
+    db: database.db,
+    queue,
+    protector: protectorFor(config),
+    policy: settings.policy,
+    attempt: { timeoutMs: settings.attemptTimeoutMs, allowLoopback: settings.allowLoopback, resolve: options.resolve, clock: options.clock, agents },
+  };
+
+  await queue.boss.work<DeliveryJob>(
+    DELIVERY_QUEUE,
+    {
+      batchSize,
+      localConcurrency,
+      burstWhenBatchFull: true,
+      pollingIntervalSeconds: settings.queue.pollIntervalSeconds,
+      notifyPollingIntervalSeconds: settings.queue.pollIntervalSeconds,
+      perJobResults: true,
+    },
+    (jobs) =>
+      Promise.all(
+        jobs.map(async (job) => {
+          try {
+            const outcome = await processDeliveryJob(processor, job.data, job.signal);
+            logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome }, 'delivery attempt');
+            return { id: job.id, status: 'completed' as const };
+          } catch (error) {
+            // Not a verdict on the receiver: the job is released and pg-boss runs it again later.
+            logger.warn({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: error }, 'delivery attempt not finished; released for retry');
+            return { id: job.id, status: 'failed' as const, output: { message: (error as Error).message } };
+          }
+        }),
+      ),
+  );
+  logger.info({ batchSize, localConcurrency }, 'webhook delivery worker started');
+
+  let closing: Promise<void> | undefined;
+  return {
+    queue,
+    close: () =>
+      (closing ??= (async () => {
+        await queue.boss.stop({ graceful: true, timeout: settings.attemptTimeoutMs + 5_000 });
+        agents.destroy();
+        await database.close();
+      })()),
+  };
+}

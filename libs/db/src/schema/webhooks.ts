@@ -1,0 +1,89 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgEnum, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { apiClients } from './clients';
+import { createdAt, environmentEnum, id } from './common';
+import { laboratories } from './laboratories';
+import { events } from './orders';
+
+export const webhookSubscriptionStatusEnum = pgEnum('webhook_subscription_status', ['active', 'disabled']);
+
+/**
+ * A partner's HTTPS endpoint for one API client and one environment. The signing secret is kept
+ * only encrypted (AES-256-GCM, by the domain's DataProtector); it is shown once, at creation or
+ * rotation, and replaced (never versioned) on rotation so the old secret stops working at once.
+ */
+export const webhookSubscriptions = pgTable(
+  'webhook_subscriptions',
+  {
+    id: id(),
+    laboratoryId: uuid('laboratory_id')
+      .notNull()
+      .references(() => laboratories.id),
+    clientId: uuid('client_id')
+      .notNull()
+      .references(() => apiClients.id),
+    environment: environmentEnum('environment').notNull(),
+    url: text('url').notNull(),
+    eventTypes: text('event_types').array().notNull(),
+    secretProtected: text('secret_protected').notNull(),
+    status: webhookSubscriptionStatusEnum('status').notNull().default('active'),
+    createdAt: createdAt(),
+    secretRotatedAt: timestamp('secret_rotated_at', { withTimezone: true }),
+    disabledAt: timestamp('disabled_at', { withTimezone: true }),
+  },
+  (t) => [index('webhook_subscriptions_stream_idx').on(t.clientId, t.environment).where(sql`status = 'active'`)],
+);
+
+/**
+ * One delivery = one attempt chain of one event (or a control-plane test) to one subscription.
+ * The row is the truth about the delivery; pg-boss jobs only wake a worker for its next attempt.
+ * state: pending → delivered | dead_lettered | cancelled (tests: delivered | failed).
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: id(),
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => webhookSubscriptions.id),
+    eventId: uuid('event_id').references(() => events.id),
+    kind: text('kind').notNull(),
+    replayOf: uuid('replay_of'),
+    requestedBy: text('requested_by'),
+    state: text('state').notNull().default('pending'),
+    failureReason: text('failure_reason'),
+    attemptsMade: integer('attempts_made').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+    lastStatusCode: integer('last_status_code'),
+    lastErrorClass: text('last_error_class'),
+    createdAt: createdAt(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    // At most one original delivery per (event, subscription); replays are separate rows.
+    uniqueIndex('webhook_deliveries_event_subscription_idx').on(t.eventId, t.subscriptionId).where(sql`kind = 'event'`),
+    index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.createdAt),
+    index('webhook_deliveries_dead_idx').on(t.createdAt).where(sql`state = 'dead_lettered'`),
+  ],
+);
+
+/** Every attempt, as it happened: never the receiver's body, only what is needed to diagnose it. */
+export const webhookDeliveryAttempts = pgTable(
+  'webhook_delivery_attempts',
+  {
+    id: id(),
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id),
+    attemptNumber: integer('attempt_number').notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    statusCode: integer('status_code'),
+    errorClass: text('error_class'),
+    outcome: text('outcome').notNull(),
+    retryAfterSeconds: real('retry_after_seconds'),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+    destinationAddress: text('destination_address'),
+  },
+  (t) => [uniqueIndex('webhook_delivery_attempts_number_idx').on(t.deliveryId, t.attemptNumber)],
+);

@@ -1,0 +1,162 @@
+import { and, asc, desc, eq, inArray } from 'drizzle-orm';
+import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
+import { ControlPlaneError } from '../control-plane/control-plane';
+import type { DataProtector } from '../security/protector';
+import { attemptDelivery, systemClock, type AttemptOptions } from './delivery-attempt';
+import type { DeliveryQueue } from './delivery-queue';
+import { decideNext } from './retry-policy';
+import { getSubscription } from './subscriptions';
+
+/** Control-plane views of deliveries and their attempts, dead letters, replay and test deliveries. */
+
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+type AttemptRow = typeof webhookDeliveryAttempts.$inferSelect;
+
+function describeAttempt(a: AttemptRow) {
+  return {
+    attempt: a.attemptNumber,
+    started_at: a.startedAt.toISOString(),
+    duration_ms: a.durationMs,
+    status_code: a.statusCode,
+    error_class: a.errorClass,
+    outcome: a.outcome,
+    retry_after_seconds: a.retryAfterSeconds,
+    next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+    destination_address: a.destinationAddress,
+  };
+}
+
+function describeDelivery(d: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    delivery_id: d.id,
+    subscription_id: d.subscriptionId,
+    event_id: d.eventId,
+    kind: d.kind,
+    replay_of: d.replayOf,
+    requested_by: d.requestedBy,
+    state: d.state,
+    failure_reason: d.failureReason,
+    attempts_made: d.attemptsMade,
+    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+    last_status_code: d.lastStatusCode,
+    last_error_class: d.lastErrorClass,
+    created_at: d.createdAt.toISOString(),
+    completed_at: d.completedAt?.toISOString() ?? null,
+    attempts: attempts.map(describeAttempt),
+  };
+}
+export type DeliveryView = ReturnType<typeof describeDelivery>;
+
+async function withAttempts(db: Database, rows: DeliveryRow[]): Promise<DeliveryView[]> {
+  if (rows.length === 0) return [];
+  const attempts = await db
+    .select()
+    .from(webhookDeliveryAttempts)
+    .where(
+      inArray(
+        webhookDeliveryAttempts.deliveryId,
+        rows.map((r) => r.id),
+      ),
+    )
+    .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+  return rows.map((row) =>
+    describeDelivery(
+      row,
+      attempts.filter((a) => a.deliveryId === row.id),
+    ),
+  );
+}
+
+/** Newest first. `dead` lists only dead letters: exhausted or permanently failed deliveries. */
+export async function listDeliveries(db: Database, filter: { subscriptionId?: string; dead?: boolean; limit?: number } = {}): Promise<DeliveryView[]> {
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        filter.subscriptionId ? eq(webhookDeliveries.subscriptionId, filter.subscriptionId) : undefined,
+        filter.dead ? eq(webhookDeliveries.state, 'dead_lettered') : undefined,
+      ),
+    )
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(filter.limit ?? 100);
+  return withAttempts(db, rows);
+}
+
+export async function getDelivery(db: Database, deliveryId: string): Promise<DeliveryView> {
+  const [row] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
+  if (!row) throw new ControlPlaneError(`no webhook delivery ${deliveryId}`);
+  return (await withAttempts(db, [row]))[0];
+}
+
+/**
+ * A new delivery (new delivery id, fresh attempt chain) of the same event to the same
+ * subscription, linked to the original by `replay_of` and recording who asked. The original is
+ * left exactly as it was: the history stays auditable.
+ */
+export async function replayDelivery(db: Database, queue: DeliveryQueue, deliveryId: string, requestedBy: string): Promise<DeliveryView> {
+  const replayId = await db.transaction(async (tx) => {
+    const [original] = await tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
+    if (!original) throw new ControlPlaneError(`no webhook delivery ${deliveryId}`);
+    if (!original.eventId) throw new ControlPlaneError(`delivery ${deliveryId} is a test delivery; send a new one with webhooks test`);
+    if (original.state === 'pending') throw new ControlPlaneError(`delivery ${deliveryId} is still pending; replay it once it is delivered or dead-lettered`);
+    const subscription = await getSubscription(db, original.subscriptionId);
+    if (subscription.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`);
+    const [replay] = await tx
+      .insert(webhookDeliveries)
+      .values({ subscriptionId: original.subscriptionId, eventId: original.eventId, kind: 'replay', replayOf: original.id, requestedBy, state: 'pending', nextAttemptAt: new Date() })
+      .returning({ id: webhookDeliveries.id });
+    await queue.enqueue(tx, [{ delivery_id: replay.id, attempt: 1 }]);
+    return replay.id;
+  });
+  return getDelivery(db, replayId);
+}
+
+/**
+ * A signed reachability check, sent now from the calling process. It is not an event and not in
+ * any stream: no x-partner-event-id, a body that says it is a test. Recorded as a `test`
+ * delivery with its one attempt; never retried.
+ */
+export async function sendTestDelivery(db: Database, protector: DataProtector, subscriptionId: string, options: Omit<AttemptOptions, 'signal'>) {
+  const subscription = await getSubscription(db, subscriptionId);
+  if (subscription.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscriptionId} is disabled`);
+  const clock = options.clock ?? systemClock;
+  const [delivery] = await db.insert(webhookDeliveries).values({ subscriptionId, kind: 'test', state: 'pending' }).returning();
+  const body = JSON.stringify({
+    test: true,
+    delivery_id: delivery.id,
+    subscription_id: subscriptionId,
+    environment: subscription.environment,
+    sent_at: new Date(clock()).toISOString(),
+  });
+  const report = await attemptDelivery(
+    { url: subscription.url, environment: subscription.environment, secret: protector.decrypt<string>(subscription.secretProtected), body, deliveryId: delivery.id },
+    options,
+  );
+  // One attempt only: classify it like a delivery's last attempt.
+  const decision = decideNext(report.result, 1, { delaysSeconds: [], retryAfterMaxSeconds: 0 }, clock());
+  const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
+  await db.transaction(async (tx) => {
+    await tx
+      .update(webhookDeliveries)
+      .set({
+        state: decision.outcome === 'delivered' ? 'delivered' : 'failed',
+        attemptsMade: 1,
+        lastStatusCode: report.statusCode,
+        lastErrorClass: errorClass,
+        completedAt: new Date(clock()),
+      })
+      .where(eq(webhookDeliveries.id, delivery.id));
+    await tx.insert(webhookDeliveryAttempts).values({
+      deliveryId: delivery.id,
+      attemptNumber: 1,
+      startedAt: report.startedAt,
+      durationMs: report.durationMs,
+      statusCode: report.statusCode,
+      errorClass,
+      outcome: decision.outcome === 'delivered' ? 'delivered' : 'failed',
+      destinationAddress: report.address,
+    });
+  });
+  return { ...(await getDelivery(db, delivery.id)), detail: report.detail };
+}

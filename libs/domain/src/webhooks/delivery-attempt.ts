@@ -1,0 +1,171 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Environment } from '../auth/scopes';
+import { BlockedDestinationError, systemResolver, vetDestination, type Resolver, type VettedDestination } from './destination-guard';
+import type { AttemptResult } from './retry-policy';
+import { deliveryHeaders } from './signature';
+
+/**
+ * One HTTP attempt of one delivery: vet the destination (fresh DNS), sign the exact bytes, POST
+ * them to the vetted address with the original host name for SNI and Host, never follow a
+ * redirect, and give up after the per-attempt timeout. Only the status code and Retry-After are
+ * kept from the answer; the receiver's body is discarded unread.
+ */
+
+/** Milliseconds since the epoch; injectable so tests can move time. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();
+
+export interface AttemptRequest {
+  url: string;
+  environment: Environment;
+  secret: string;
+  /** The exact bytes to send and sign. */
+  body: string;
+  deliveryId: string;
+  eventId?: string;
+}
+
+export interface AttemptOptions {
+  timeoutMs: number;
+  allowLoopback: boolean;
+  resolve?: Resolver;
+  clock?: Clock;
+  /** Connection reuse per vetted address; see createDeliveryAgents. */
+  agents?: DeliveryAgents;
+  /** Aborts the attempt without a verdict (worker shutdown): the caller releases the job. */
+  signal?: AbortSignal;
+}
+
+export interface AttemptReport {
+  result: AttemptResult;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  /** The vetted address the request went to, when it got that far. */
+  address: string | null;
+  /** A short reason for operators (never the receiver's body). */
+  detail: string | null;
+}
+
+export class AttemptInterruptedError extends Error {
+  override name = 'AttemptInterruptedError';
+}
+
+export interface DeliveryAgents {
+  http: http.Agent;
+  https: https.Agent;
+  destroy(): void;
+}
+
+/**
+ * Keep-alive agents. Their socket pools are keyed by the address connected to (always a vetted
+ * IP here) and the TLS server name, so a reused socket always leads to an address that passed the
+ * guard for that same name.
+ */
+export function createDeliveryAgents(tls: https.AgentOptions = {}): DeliveryAgents {
+  const options = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
+  const agents = { http: new http.Agent(options), https: new https.Agent({ ...options, ...tls }) };
+  return { ...agents, destroy: () => (agents.http.destroy(), agents.https.destroy()) };
+}
+
+/** The most of a receiver's body ever read before the socket is dropped (read only to reuse it). */
+const MAX_DISCARDED_BODY_BYTES = 64 * 1024;
+
+/** A receiver that stops sending its (ignored) body loses the socket after this long. */
+const DISCARD_IDLE_MS = 5_000;
+
+class AttemptTimeout extends Error {}
+
+export async function attemptDelivery(request: AttemptRequest, options: AttemptOptions): Promise<AttemptReport> {
+  const clock = options.clock ?? systemClock;
+  const startedAt = new Date(clock());
+  const began = performance.now();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new AttemptTimeout()), options.timeoutMs);
+  const onShutdown = () => controller.abort(new AttemptInterruptedError('the worker is shutting down'));
+  options.signal?.addEventListener('abort', onShutdown, { once: true });
+  let address: string | null = null;
+  const report = (result: AttemptResult, statusCode: number | null, detail: string | null): AttemptReport => ({
+    result,
+    startedAt,
+    durationMs: Math.round(performance.now() - began),
+    statusCode,
+    address,
+    detail,
+  });
+  try {
+    if (options.signal?.aborted) throw new AttemptInterruptedError('the worker is shutting down');
+    const destination = await untilAborted(vetDestination(request.url, { environment: request.environment, allowLoopback: options.allowLoopback }, options.resolve ?? systemResolver), controller.signal);
+    address = destination.address;
+    const headers = deliveryHeaders({
+      secret: request.secret,
+      body: request.body,
+      timestamp: Math.floor(clock() / 1000),
+      deliveryId: request.deliveryId,
+      eventId: request.eventId,
+    });
+    const response = await postToVettedDestination(destination, headers, request.body, controller.signal, options.agents);
+    return report({ kind: 'response', status: response.status, retryAfter: response.retryAfter }, response.status, null);
+  } catch (error) {
+    const reason = controller.signal.aborted ? controller.signal.reason : undefined;
+    if (reason instanceof AttemptInterruptedError || error instanceof AttemptInterruptedError) throw reason ?? error;
+    if (error instanceof BlockedDestinationError) return report({ kind: 'blocked_destination' }, null, error.message);
+    if (reason instanceof AttemptTimeout) return report({ kind: 'timeout' }, null, `no response within ${options.timeoutMs} ms`);
+    const code = (error as NodeJS.ErrnoException).code;
+    return report({ kind: 'network' }, null, code ?? (error as Error).message ?? 'network error');
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onShutdown);
+  }
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** A lookup that must never run: the request names an IP, so Node has nothing to resolve. */
+const noSecondLookup = (hostname: string, _options: unknown, callback: (error: Error) => void) =>
+  callback(new BlockedDestinationError(`refusing a second DNS lookup of ${hostname}`));
+
+/** POSTs to the vetted address only; exported for the pinning test (SNI and Host carry the registered name). */
+export function postToVettedDestination(destination: VettedDestination, headers: Record<string, string>, body: string, signal: AbortSignal, agents?: DeliveryAgents) {
+  const client = destination.protocol === 'https:' ? https : http;
+  const agent = agents ? (destination.protocol === 'https:' ? agents.https : agents.http) : false;
+  return new Promise<{ status: number; retryAfter: string | null }>((resolve, reject) => {
+    const req = client.request({
+      method: 'POST',
+      host: destination.address,
+      family: destination.family,
+      port: destination.port,
+      path: `${destination.url.pathname}${destination.url.search}`,
+      headers: { ...headers, host: destination.url.host, 'content-length': String(Buffer.byteLength(body)) },
+      // SNI and certificate checks use the registered name, not the address connected to.
+      servername: isIP(destination.hostname) ? '' : destination.hostname,
+      lookup: noSecondLookup as never,
+      agent,
+      signal,
+    });
+    req.once('response', (res) => {
+      const retryAfter = res.headers['retry-after'];
+      resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
+      // Drain (not keep) a little of the body so the socket can be reused; drop it past the limit.
+      let seen = 0;
+      res.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > MAX_DISCARDED_BODY_BYTES) res.destroy();
+      });
+      res.on('error', () => undefined);
+      res.setTimeout(DISCARD_IDLE_MS, () => res.destroy());
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+}

@@ -1,0 +1,125 @@
+import { sql } from 'drizzle-orm';
+import { fromDrizzle, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
+import type { Transaction } from '../events/append';
+
+/**
+ * The pg-boss queue that wakes a worker for each delivery attempt. A job is only a wake-up call
+ * (`{delivery_id, attempt}`); the delivery row decides whether that attempt is still due, so a
+ * job that runs twice (crash, expiry) can never start a second attempt chain.
+ */
+export const DELIVERY_QUEUE = 'webhook-delivery';
+
+export interface DeliveryJob {
+  delivery_id: string;
+  /** 1-based number of the attempt this job is for. */
+  attempt: number;
+}
+
+export interface DeliveryQueueSettings {
+  attemptTimeoutSeconds: number;
+  /** How often workers look for due retries (deferred jobs send no NOTIFY). */
+  pollIntervalSeconds: number;
+}
+
+/**
+ * A job lives while its attempt could still be running: the attempt's own timeout plus a margin
+ * for the database work around it. A worker killed mid-attempt leaves the job active; pg-boss
+ * expires it after this and hands it to another worker.
+ */
+export function jobExpirySeconds(settings: Pick<DeliveryQueueSettings, 'attemptTimeoutSeconds'>): number {
+  return Math.ceil(settings.attemptTimeoutSeconds) + 5;
+}
+
+/**
+ * Queue options. pg-boss retries only cover a handler that failed to finish (database down,
+ * shutdown): the delivery schedule itself is ours, one job per attempt. `notify` makes an
+ * insert wake listening workers at commit (LISTEN/NOTIFY) instead of at their next poll.
+ */
+export function deliveryQueueOptions(settings: DeliveryQueueSettings): Omit<Queue, 'name'> {
+  return {
+    notify: true,
+    expireInSeconds: jobExpirySeconds(settings),
+    retryLimit: 100,
+    retryDelay: 2,
+    retryBackoff: true,
+    retryDelayMax: 300,
+    // Delivery rows keep the history; finished jobs need not linger.
+    deleteAfterSeconds: 86_400,
+  };
+}
+
+export interface EnqueueRequest extends DeliveryJob {
+  /** Seconds from now (database time) before the attempt may start; omitted = at once. */
+  startAfterSeconds?: number;
+}
+
+/** Sends delivery jobs through a started pg-boss instance, inside the caller's transaction. */
+export class DeliveryQueue {
+  constructor(readonly boss: PgBoss) {}
+
+  /** Inserts the jobs with the transaction's own connection: they exist only if it commits. */
+  async enqueue(tx: Transaction, requests: EnqueueRequest[]): Promise<void> {
+    if (requests.length === 0) return;
+    await this.boss.insert(
+      DELIVERY_QUEUE,
+      requests.map((r) => ({
+        data: { delivery_id: r.delivery_id, attempt: r.attempt } satisfies DeliveryJob,
+        ...(r.startAfterSeconds && r.startAfterSeconds > 0 ? { startAfter: r.startAfterSeconds } : {}),
+      })),
+      { db: fromDrizzle(tx, sql) },
+    );
+  }
+}
+
+export interface OpenQueueOptions {
+  databaseUrl: string;
+  settings: DeliveryQueueSettings;
+  /**
+   * `sender`: enqueue only (API, admin CLI) — no maintenance, no listener, a two-connection pool.
+   * `worker`: also supervises expiry and listens for NOTIFY wake-ups.
+   */
+  role: 'sender' | 'worker';
+  applicationName?: string;
+  poolSize?: number;
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Starts pg-boss (which installs or migrates its own `pgboss` schema, under its own lock) and
+ * makes sure the delivery queue exists with the current options.
+ */
+export async function openDeliveryQueue(options: OpenQueueOptions): Promise<DeliveryQueue> {
+  const worker = options.role === 'worker';
+  const expiry = jobExpirySeconds(options.settings);
+  const config: ConstructorOptions = {
+    connectionString: options.databaseUrl,
+    application_name: options.applicationName ?? `pgboss-${options.role}`,
+    max: options.poolSize ?? (worker ? 6 : 2),
+    schedule: false,
+    supervise: worker,
+    useListenNotify: worker,
+    // Expired jobs (a worker killed mid-attempt) are found by the supervisor's monitor pass.
+    ...(worker ? { superviseIntervalSeconds: Math.min(60, expiry), monitorIntervalSeconds: Math.min(60, expiry) } : {}),
+  };
+  const boss = new PgBoss(config);
+  boss.on('error', options.onError ?? (() => undefined));
+  await boss.start();
+  const queueOptions = deliveryQueueOptions(options.settings);
+  await boss.createQueue(DELIVERY_QUEUE, queueOptions);
+  // createQueue keeps an existing queue's options; the settings of the newest start win.
+  if (worker) await boss.updateQueue(DELIVERY_QUEUE, queueOptions);
+  return new DeliveryQueue(boss);
+}
+
+/** Starts the queue on first use only; `close` stops it if it was ever started. */
+export function lazyDeliveryQueue(options: OpenQueueOptions): { get: () => Promise<DeliveryQueue>; close: () => Promise<void> } {
+  let opening: Promise<DeliveryQueue> | undefined;
+  return {
+    get: () => (opening ??= openDeliveryQueue(options)),
+    close: async () => {
+      if (!opening) return;
+      const queue = await opening.catch(() => undefined);
+      await queue?.boss.stop({ graceful: false });
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The payload's API version, sent as x-partner-api-version. */
+export const WEBHOOK_API_VERSION = 'v1';
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
+/** `whsec_` + 32 random bytes: recognisable in a secret store, never confused with an API key. */
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+/** `v1=` + hex HMAC-SHA256 of `timestamp + "." + raw body` (spec § Signature verification). */
+export function signPayload(secret: string, timestamp: number, body: string): string {
+  return `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** What a receiver does, written once here for tests, documentation and the test delivery. */
+export function verifySignature(secret: string, headers: { signature?: string; timestamp?: string }, rawBody: string, nowSeconds: number): boolean {
+  if (!headers.signature || !headers.timestamp || !/^\d+$/.test(headers.timestamp)) return false;
+  const timestamp = Number(headers.timestamp);
+  if (Math.abs(nowSeconds - timestamp) > SIGNATURE_TOLERANCE_SECONDS) return false;
+  const expected = Buffer.from(signPayload(secret, timestamp, rawBody));
+  const presented = Buffer.from(headers.signature);
+  return expected.length === presented.length && timingSafeEqual(expected, presented);
+}
+
+export interface DeliveryHeadersInput {
+  secret: string;
+  body: string;
+  /** Unix seconds of this attempt. */
+  timestamp: number;
+  deliveryId: string;
+  /** Absent for a control-plane test delivery, which is not an event. */
+  eventId?: string;
+}
+
+export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'partner-service-webhooks/1',
+    'x-partner-signature': signPayload(input.secret, input.timestamp, input.body),
+    'x-partner-timestamp': String(input.timestamp),
+    ...(input.eventId ? { 'x-partner-event-id': input.eventId } : {}),
+    'x-partner-delivery-id': input.deliveryId,
+    'x-partner-api-version': WEBHOOK_API_VERSION,
+  };
+}

@@ -1,0 +1,160 @@
+import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { apiClients, apiKeys, webhookDeliveries, webhookSubscriptions, type Database } from '@lop/db';
+import type { Environment } from '../auth/scopes';
+import { ControlPlaneError } from '../control-plane/control-plane';
+import { EVENT_TYPES, type EventType } from '../events/events.schemas';
+import type { DataProtector } from '../security/protector';
+import { BlockedDestinationError, blockedReason, checkDestinationUrl, systemResolver, type Resolver } from './destination-guard';
+import { generateSigningSecret } from './signature';
+
+/**
+ * Control-plane operations on webhook subscriptions (admin CLI). The signing secret is returned
+ * only by create and rotate-secret, and stored only encrypted.
+ */
+
+export interface RegistrationGuard {
+  allowLoopback: boolean;
+  resolve?: Resolver;
+}
+
+/** Parses a comma list of event types, or `all`. */
+export function parseEventTypeList(text: string): EventType[] {
+  if (text.trim() === 'all') return [...EVENT_TYPES];
+  const types = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown.length > 0) throw new Error(`unknown event type(s): ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
+  if (types.length === 0) throw new Error('at least one event type is required');
+  return [...new Set(types)] as EventType[];
+}
+
+export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+
+export function describeSubscription(row: SubscriptionRow) {
+  return {
+    subscription_id: row.id,
+    client_id: row.clientId,
+    laboratory_id: row.laboratoryId,
+    environment: row.environment,
+    url: row.url,
+    event_types: row.eventTypes as EventType[],
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    secret_rotated_at: row.secretRotatedAt?.toISOString() ?? null,
+    disabled_at: row.disabledAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Registration refuses a destination that is not public now. Delivery checks again at every
+ * attempt, so a name that later resolves somewhere private is refused then; a name that does not
+ * resolve yet is accepted (the partner may register before publishing DNS).
+ */
+async function checkRegistrationUrl(url: string, environment: Environment, guard: RegistrationGuard): Promise<string> {
+  try {
+    const checked = checkDestinationUrl(url, { environment, allowLoopback: guard.allowLoopback });
+    if (!checked.loopback && !/^\[.*\]$|^[\d.]+$/.test(checked.url.hostname)) {
+      const addresses = await (guard.resolve ?? systemResolver)(checked.url.hostname).catch(() => [] as string[]);
+      for (const address of addresses) {
+        const reason = blockedReason(address);
+        if (reason) throw new BlockedDestinationError(`${checked.url.hostname} resolves to a non-public address: ${reason}`);
+      }
+    }
+    return checked.url.toString();
+  } catch (error) {
+    if (error instanceof BlockedDestinationError) throw new ControlPlaneError(`refused destination: ${error.message}`);
+    throw error;
+  }
+}
+
+/** A subscription needs an active client with an active (unrevoked, unexpired) key in that environment. */
+async function checkEligibility(db: Database, clientId: string, environment: Environment) {
+  const [client] = await db.select().from(apiClients).where(eq(apiClients.id, clientId));
+  if (!client) throw new ControlPlaneError(`no API client ${clientId}`);
+  if (client.status !== 'active') throw new ControlPlaneError(`API client ${clientId} is ${client.status}; only an active client can have webhooks`);
+  const [key] = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(
+      and(
+        eq(apiKeys.clientId, clientId),
+        eq(apiKeys.environment, environment),
+        isNull(apiKeys.revokedAt),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`)),
+      ),
+    )
+    .limit(1);
+  if (!key) throw new ControlPlaneError(`API client ${clientId} has no active ${environment} key; create one first (keys create)`);
+  return client;
+}
+
+export async function createSubscription(
+  db: Database,
+  protector: DataProtector,
+  input: { clientId: string; environment: Environment; url: string; eventTypes: EventType[] },
+  guard: RegistrationGuard,
+) {
+  const client = await checkEligibility(db, input.clientId, input.environment);
+  const url = await checkRegistrationUrl(input.url, input.environment, guard);
+  const secret = generateSigningSecret();
+  const [row] = await db
+    .insert(webhookSubscriptions)
+    .values({
+      laboratoryId: client.laboratoryId,
+      clientId: client.id,
+      environment: input.environment,
+      url,
+      eventTypes: input.eventTypes,
+      secretProtected: protector.encrypt(secret),
+    })
+    .returning();
+  return { ...describeSubscription(row), secret };
+}
+
+export async function listSubscriptions(db: Database, filter: { clientId?: string } = {}) {
+  const rows = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(filter.clientId ? eq(webhookSubscriptions.clientId, filter.clientId) : undefined)
+    .orderBy(desc(webhookSubscriptions.createdAt));
+  return rows.map(describeSubscription);
+}
+
+export async function getSubscription(db: Database, subscriptionId: string): Promise<SubscriptionRow> {
+  const [row] = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, subscriptionId));
+  if (!row) throw new ControlPlaneError(`no webhook subscription ${subscriptionId}`);
+  return row;
+}
+
+/** Stops deliveries at once: pending ones are cancelled, and new events no longer match. */
+export async function disableSubscription(db: Database, subscriptionId: string) {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(webhookSubscriptions)
+      .set({ status: 'disabled', disabledAt: sql`coalesce(${webhookSubscriptions.disabledAt}, now())` })
+      .where(eq(webhookSubscriptions.id, subscriptionId))
+      .returning();
+    if (!row) throw new ControlPlaneError(`no webhook subscription ${subscriptionId}`);
+    const cancelled = await tx
+      .update(webhookDeliveries)
+      .set({ state: 'cancelled', failureReason: 'subscription_disabled', nextAttemptAt: null, completedAt: new Date() })
+      .where(and(eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.state, 'pending')))
+      .returning({ id: webhookDeliveries.id });
+    return { ...describeSubscription(row), cancelled_deliveries: cancelled.length };
+  });
+}
+
+/**
+ * Replaces the secret. Every attempt signs with the secret stored at that moment, so the old one
+ * is invalid from the next attempt on, retries of earlier events included.
+ */
+export async function rotateSubscriptionSecret(db: Database, protector: DataProtector, subscriptionId: string) {
+  const existing = await getSubscription(db, subscriptionId);
+  if (existing.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscriptionId} is disabled`);
+  const secret = generateSigningSecret();
+  const [row] = await db
+    .update(webhookSubscriptions)
+    .set({ secretProtected: protector.encrypt(secret), secretRotatedAt: new Date() })
+    .where(eq(webhookSubscriptions.id, subscriptionId))
+    .returning();
+  return { ...describeSubscription(row), secret };
+}

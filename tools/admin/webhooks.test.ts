@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiClients, webhookDeliveries, webhookSubscriptions } from '@lop/db';
+import { appendEvents, attachDeliveryQueue, createKey, DataProtector, lazyDeliveryQueue, revokeKey, webhookSettings, loadConfig, SCOPES } from '@lop/domain';
+import { startReceiver, verifyDelivery, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
+import { expectFailure, expectUsageError } from './testing/expect-error';
+import { admin, newClientDirectly, openTestDatabase, seedDemoDirectly, testDatabaseUrl } from './testing/run-admin';
+
+// The CLI processes inherit this environment: one encryption key, and local receivers allowed.
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+process.env.PARTNER_ENCRYPTION_KEY = ENCRYPTION_KEY;
+process.env.PARTNER_WEBHOOKS_ALLOW_LOOPBACK = 'true';
+process.env.PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS = '2';
+
+const database = openTestDatabase();
+let receiver: Receiver;
+let laboratoryId: string;
+let clientId: string;
+
+beforeAll(async () => {
+  receiver = await startReceiver((request) => ({ status: request.path.startsWith('/gone') ? 410 : 200 }));
+  const demo = await seedDemoDirectly(database);
+  laboratoryId = demo.laboratory_id;
+  clientId = await newClientDirectly(database, laboratoryId, 'Webhook CLI Health');
+  await createKey(database.db, { clientId, environment: 'sandbox', scopes: [...SCOPES] });
+});
+afterAll(async () => {
+  await receiver?.close();
+  await database.close();
+});
+
+async function create(...args: string[]) {
+  const run = await admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', ...args, '--json');
+  expect(run.code, run.stderr).toBe(0);
+  return run.json();
+}
+
+describe('admin webhooks', () => {
+  it('creates a subscription whose secret is shown once and stored only encrypted', async () => {
+    const created = await create('--url', receiver.url('/created'), '--events', 'order.created, order.cancelled');
+    expect(created).toMatchObject({ client_id: clientId, environment: 'sandbox', url: receiver.url('/created'), event_types: ['order.created', 'order.cancelled'], status: 'active' });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9_-]{40,}$/);
+
+    const [row] = await database.db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, created.subscription_id));
+    expect(row.secretProtected).not.toContain(created.secret);
+    expect(new DataProtector(Buffer.from(ENCRYPTION_KEY, 'base64')).decrypt(row.secretProtected)).toBe(created.secret);
+
+    const [json, readable] = await Promise.all([admin('webhooks', 'list', '--client', clientId, '--json'), admin('webhooks', 'list', '--client', clientId)]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json().find((s: { subscription_id: string }) => s.subscription_id === created.subscription_id)).not.toHaveProperty('secret');
+    expect(json.stdout).not.toContain(created.secret);
+    expect(readable.stdout).toContain(created.subscription_id);
+    expect(readable.stdout).not.toContain(created.secret);
+  });
+
+  it('expands --events all to the nine event types', async () => {
+    const created = await create('--url', receiver.url('/all'), '--events', 'all');
+    expect(created.event_types).toHaveLength(9);
+  });
+
+  it('refuses plain http, user information and private destinations at registration', async () => {
+    const runs = await Promise.all([
+      admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', 'http://hooks.partner.example/in', '--events', 'all'),
+      admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', 'https://user:pw@hooks.partner.example/in', '--events', 'all'),
+      admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', 'https://10.1.2.3/in', '--events', 'all'),
+      admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', 'https://2130706433/in', '--events', 'all'),
+    ]);
+    expectFailure(runs[0], /refused destination: the URL must use https/);
+    expectFailure(runs[1], /refused destination: the URL must not contain user information/);
+    expectFailure(runs[2], /refused destination: .*10\.1\.2\.3 is a private address/);
+    expectFailure(runs[3], /refused destination: .*127\.0\.0\.1 is a loopback address/);
+  });
+
+  it('refuses a loopback receiver for production even with the development allowance', async () => {
+    await createKey(database.db, { clientId, environment: 'production', scopes: ['events:read'] });
+    const run = await admin('webhooks', 'create', '--client', clientId, '--environment', 'production', '--url', receiver.url('/prod'), '--events', 'all');
+    expectFailure(run, /loopback destinations are allowed for sandbox subscriptions only/);
+  });
+
+  it('refuses a client without an active key in the environment, and a disabled client', async () => {
+    const keyless = await newClientDirectly(database, laboratoryId, 'Keyless Health');
+    const revoked = await newClientDirectly(database, laboratoryId, 'Revoked Health');
+    const key = await createKey(database.db, { clientId: revoked, environment: 'sandbox', scopes: ['events:read'] });
+    await revokeKey(database.db, key.key_id);
+    const expired = await newClientDirectly(database, laboratoryId, 'Expired Health');
+    await createKey(database.db, { clientId: expired, environment: 'sandbox', scopes: ['events:read'], expiresAt: new Date(Date.now() - 60_000) });
+    const disabled = await newClientDirectly(database, laboratoryId, 'Disabled Health');
+    await createKey(database.db, { clientId: disabled, environment: 'sandbox', scopes: ['events:read'] });
+    await database.db.update(apiClients).set({ status: 'disabled' }).where(eq(apiClients.id, disabled));
+
+    const attempt = (client: string, environment = 'sandbox') =>
+      admin('webhooks', 'create', '--client', client, '--environment', environment, '--url', receiver.url('/x'), '--events', 'all');
+    const [a, b, c, d] = await Promise.all([attempt(keyless), attempt(revoked), attempt(expired), attempt(disabled)]);
+    expectFailure(a, /has no active sandbox key/);
+    expectFailure(b, /has no active sandbox key/);
+    expectFailure(c, /has no active sandbox key/);
+    expectFailure(d, /is disabled; only an active client/);
+  });
+
+  it('refuses unknown event types and malformed ids as usage errors', async () => {
+    const [events, id] = await Promise.all([
+      admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', receiver.url('/x'), '--events', 'order.created,order.deleted'),
+      admin('webhooks', 'disable', 'not-a-uuid'),
+    ]);
+    expectUsageError(events, /--events.*unknown event type\(s\): order\.deleted/);
+    expectUsageError(id, /expected a uuid/);
+  });
+
+  it('sends a signed test delivery that is not an event, and rotates the secret so only the new one verifies', async () => {
+    const created = await create('--url', receiver.url('/test-delivery'), '--events', 'all');
+    const test = await admin('webhooks', 'test', created.subscription_id, '--json');
+    expect(test.code, test.stderr).toBe(0);
+    expect(test.json()).toMatchObject({ kind: 'test', state: 'delivered', event_id: null, attempts_made: 1, last_status_code: 200 });
+    const [request] = receiver.requests.filter((r) => r.path === '/test-delivery');
+    expect(verifyDelivery(created.secret, request)).toBe(true);
+    expect(request.headers['x-partner-event-id']).toBeUndefined();
+    expect(request.headers['x-partner-delivery-id']).toBe(test.json().delivery_id);
+    expect(JSON.parse(request.rawBody)).toMatchObject({ test: true, subscription_id: created.subscription_id });
+    const [stream] = (await database.sql`select count(*)::int as n from events where client_id = ${clientId}`) as unknown as { n: number }[];
+    expect(stream.n).toBe(0);
+
+    const rotate = await admin('webhooks', 'rotate-secret', created.subscription_id, '--json');
+    expect(rotate.code, rotate.stderr).toBe(0);
+    const rotated = rotate.json();
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(created.secret);
+    expect(rotated.secret_rotated_at).not.toBeNull();
+    expect((await admin('webhooks', 'test', created.subscription_id, '--json')).code).toBe(0);
+    const [, second] = receiver.requests.filter((r) => r.path === '/test-delivery');
+    expect(verifyDelivery(rotated.secret, second)).toBe(true);
+    expect(verifyDelivery(created.secret, second)).toBe(false);
+  });
+
+  it('reports a failed test delivery with exit code 1 and the attempt on stdout', async () => {
+    const created = await create('--url', receiver.url('/gone'), '--events', 'all');
+    const run = await admin('webhooks', 'test', created.subscription_id, '--json');
+    expect(run.code).toBe(1);
+    expect(run.json()).toMatchObject({ kind: 'test', state: 'failed', last_status_code: 410 });
+    expect(run.stderr).toMatch(/^error: the test delivery failed: status 410\n$/);
+  });
+
+  it('disables a subscription: it stays listed as disabled and events no longer match it', async () => {
+    const created = await create('--url', receiver.url('/disable'), '--events', 'all');
+    const run = await admin('webhooks', 'disable', created.subscription_id, '--json');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toMatchObject({ subscription_id: created.subscription_id, status: 'disabled', cancelled_deliveries: 0 });
+    expectFailure(await admin('webhooks', 'rotate-secret', created.subscription_id), /is disabled/);
+  });
+});
+
+describe('admin deliveries', () => {
+  it('lists deliveries and dead letters, and replays a dead letter as a new auditable delivery', async () => {
+    const own = await newClientDirectly(database, laboratoryId, 'Deliveries CLI Health');
+    await createKey(database.db, { clientId: own, environment: 'sandbox', scopes: [...SCOPES] });
+    const created = (await admin('webhooks', 'create', '--client', own, '--environment', 'sandbox', '--url', receiver.url('/replay'), '--events', 'all', '--json')).json();
+
+    // An event written in-process (no worker runs in this suite), its delivery dead-lettered by hand.
+    const queue = lazyDeliveryQueue({ databaseUrl: testDatabaseUrl(), settings: webhookSettings(loadConfig()).queue, role: 'sender' });
+    const detach = attachDeliveryQueue(queue.get);
+    try {
+      const [event] = await database.db.transaction((tx) =>
+        appendEvents(tx, { clientId: own, environment: 'sandbox' }, [
+          { type: 'order.created', occurredAt: new Date(), data: { order_id: crypto.randomUUID(), external_order_id: 'e', program_id: crypto.randomUUID(), client_id: own, environment: 'sandbox' } },
+        ]),
+      );
+      const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, event.event_id));
+      await database.db
+        .update(webhookDeliveries)
+        .set({ state: 'dead_lettered', failureReason: 'exhausted', attemptsMade: 7, nextAttemptAt: null })
+        .where(eq(webhookDeliveries.id, delivery.id));
+
+      const [all, dead, pendingReplay] = await Promise.all([
+        admin('deliveries', 'list', '--subscription', created.subscription_id, '--json'),
+        admin('deliveries', 'list', '--dead', '--json'),
+        admin('deliveries', 'list', '--subscription', created.subscription_id),
+      ]);
+      expect(all.json().map((d: { delivery_id: string }) => d.delivery_id)).toEqual([delivery.id]);
+      expect(dead.json().some((d: { delivery_id: string; state: string }) => d.delivery_id === delivery.id && d.state === 'dead_lettered')).toBe(true);
+      expect(pendingReplay.stdout).toContain(`state            dead_lettered (exhausted)`);
+
+      const replay = await admin('deliveries', 'replay', delivery.id, '--json');
+      expect(replay.code, replay.stderr).toBe(0);
+      const replayed = replay.json();
+      expect(replayed).toMatchObject({ kind: 'replay', replay_of: delivery.id, event_id: event.event_id, state: 'pending', attempts_made: 0 });
+      expect(replayed.delivery_id).not.toBe(delivery.id);
+      expect(replayed.requested_by).toMatch(/\(admin CLI\)$/);
+      const [job] = (await database.sql`
+        select count(*)::int as n from pgboss.job where name = 'webhook-delivery' and data->>'delivery_id' = ${replayed.delivery_id}`) as unknown as { n: number }[];
+      expect(job.n).toBe(1);
+
+      // A pending delivery cannot be replayed (it is still being worked on), nor can a test delivery.
+      expectFailure(await admin('deliveries', 'replay', replayed.delivery_id), /still pending/);
+      const shown = await admin('deliveries', 'show', delivery.id, '--json');
+      expect(shown.json()).toMatchObject({ delivery_id: delivery.id, state: 'dead_lettered', attempts_made: 7 });
+    } finally {
+      detach();
+      await queue.close();
+    }
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Webhook delivery benchmark: commit-to-receipt latency at a steady event rate, and the drain rate
+ * of a backlog, against a real receiver on 127.0.0.1.
+ *
+ *   DATABASE_URL=postgres://… npx tsx tools/bench/webhook-latency.ts [--rate 50] [--seconds 10] [--backlog 5000]
+ *
+ * Uses a fresh database on the server (dropped afterwards). The worker runs in this process with
+ * the default concurrency, so the receiver, the event writer and the worker share the machine.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { connectDatabase, createTestDatabase, locateDatabase } from '@lop/db';
+import {
+  appendEvents,
+  attachDeliveryQueue,
+  createClient,
+  createKey,
+  createSubscription,
+  DataProtector,
+  loadConfig,
+  openDeliveryQueue,
+  seedDemo,
+  webhookSettings,
+  type EventDraft,
+} from '@lop/domain';
+import { startDeliveryWorker } from '@lop/delivery-worker';
+import { startReceiver } from '../../apps/delivery-worker/src/testing/receiver';
+
+const { values } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '50' },
+    seconds: { type: 'string', default: '10' },
+    backlog: { type: 'string', default: '5000' },
+  },
+});
+const rate = Number(values.rate);
+const seconds = Number(values.seconds);
+const backlog = Number(values.backlog);
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const base = loadConfig();
+const encryptionKey = randomBytes(32).toString('base64');
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', PARTNER_ENCRYPTION_KEY: encryptionKey, PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true' });
+const location = await locateDatabase({ databaseUrl: base.DATABASE_URL, dataDir: base.PARTNER_DATA_DIR, embeddedPort: base.PARTNER_EMBEDDED_PG_PORT });
+const testDatabase = await createTestDatabase(location.url, 'bench');
+const database = connectDatabase(testDatabase.url, { max: 8, applicationName: 'webhook-bench' });
+const receiver = await startReceiver();
+
+try {
+  const demo = await seedDemo(database.db);
+  const client = await createClient(database.db, demo.laboratory_id, 'Benchmark Health');
+  await createKey(database.db, { clientId: client.client_id, environment: 'sandbox', scopes: ['events:read'] });
+  await createSubscription(
+    database.db,
+    new DataProtector(Buffer.from(encryptionKey, 'base64')),
+    { clientId: client.client_id, environment: 'sandbox', url: receiver.url('/bench'), eventTypes: ['order.updated'] },
+    { allowLoopback: true },
+  );
+  const sender = await openDeliveryQueue({ databaseUrl: testDatabase.url, settings: webhookSettings(config).queue, role: 'sender' });
+  const detach = attachDeliveryQueue(sender);
+  const stream = { clientId: client.client_id, environment: 'sandbox' as const };
+  const draft = (): EventDraft => ({
+    type: 'order.updated',
+    occurredAt: new Date(),
+    data: { order_id: randomUUID(), external_order_id: 'bench', program_id: randomUUID(), client_id: client.client_id, environment: 'sandbox', lifecycle: 'active' },
+  });
+  const eventIdOf = (i: number) => String(receiver.requests[i].headers['x-partner-event-id']);
+
+  // 1. Steady rate: one event per transaction; latency = receipt time minus the commit's return.
+  let worker = await startDeliveryWorker(testDatabase.url, { config });
+  const committedAt = new Map<string, number>();
+  const total = Math.round(rate * seconds);
+  const startedAt = Date.now();
+  for (let i = 0; i < total; i++) {
+    const due = startedAt + (i * 1000) / rate;
+    if (due > Date.now()) await sleep(due - Date.now());
+    const [event] = await database.db.transaction((tx) => appendEvents(tx, stream, [draft()]));
+    committedAt.set(event.event_id, Date.now());
+  }
+  await receiver.waitFor((all) => all.length >= total, 60_000, 'steady-rate deliveries');
+  const latencies = receiver.requests.slice(0, total).map((r, i) => r.receivedAt - committedAt.get(eventIdOf(i))!);
+  latencies.sort((a, b) => a - b);
+  console.log(`steady rate: ${total} events at ${rate}/s, one per transaction`);
+  console.log(`  commit-to-receipt latency: median ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`);
+
+  // 2. Backlog: write it while no worker runs, then time one worker draining it.
+  await worker.close();
+  const before = receiver.requests.length;
+  for (let done = 0; done < backlog; done += 500) {
+    const batch = Array.from({ length: Math.min(500, backlog - done) }, draft);
+    await database.db.transaction((tx) => appendEvents(tx, stream, batch));
+  }
+  const drainStart = Date.now();
+  worker = await startDeliveryWorker(testDatabase.url, { config });
+  await receiver.waitFor((all) => all.length - before >= backlog, 300_000, 'the backlog');
+  const drainSeconds = (Date.now() - drainStart) / 1000;
+  console.log(`backlog: ${backlog} deliveries drained in ${drainSeconds.toFixed(2)} s (worker start included): ${Math.round(backlog / drainSeconds)} deliveries/s`);
+
+  await worker.close();
+  detach();
+  await sender.boss.stop({ graceful: false });
+} finally {
+  await receiver.close();
+  await database.close();
+  await testDatabase.drop();
+  await location.stop();
+}
+process.exit(0);
