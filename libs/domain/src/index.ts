@@ -30,3 +30,4 @@ export * from './laboratory-operations';
 export * from './routers-internal/laboratory';
 export type { OperatorContext } from './routers-internal/trpc';
 export * from './webhooks';
+export * from './sandbox';

@@ -6,3 +6,4 @@ export * from './locations';
 export * from './subjects';
 export * from './orders';
 export * from './webhooks';
+export * from './sandbox';

@@ -15,7 +15,7 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE', description: 'The request body is larger than the service accepts.' },
   unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', description: 'Request bodies must be JSON (Content-Type: application/json).' },
   not_orderable: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', description: 'The program, test or subject is not orderable; details list what is missing.' },
-  simulation_not_allowed: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', description: 'Simulation needs a sandbox key and a synthetic order.' },
+  simulation_not_allowed: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', description: 'Simulation needs a sandbox key, a synthetic order, and an order in the state the next step of the scenario needs; details[0].issue says which.' },
   rate_limited: { status: 429, trpc: 'TOO_MANY_REQUESTS', description: 'Too many requests; retry after the number of seconds in Retry-After.' },
   internal_error: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', description: 'An unexpected error; it is logged with the request_id.' },
   unavailable: { status: 503, trpc: 'SERVICE_UNAVAILABLE', description: 'The service cannot reach its database; retry after the number of seconds in Retry-After.' },

@@ -17,6 +17,9 @@ import { getReport } from './results/get-report';
 import { getReportDocument } from './results/get-report-document';
 import { getResult } from './results/get-result';
 import { listResults } from './results/list-results';
+import { listOrderFixtures } from './sandbox/list-order-fixtures';
+import { listScenarios } from './sandbox/list-scenarios';
+import { simulateOrder } from './sandbox/simulate-order';
 import { listEventDeliveries } from './console/list-event-deliveries';
 import { listOrders as listConsoleOrders } from './console/list-orders';
 
@@ -31,6 +34,7 @@ export const partnerRouter = router({
   orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder, exceptions: listOrderExceptions }),
   results: router({ list: listResults, get: getResult, report: getReport, reportDocument: getReportDocument }),
   events: router({ list: listEvents }),
+  sandbox: router({ orderFixtures: listOrderFixtures, scenarios: listScenarios, simulate: simulateOrder }),
   // tRPC only (no openapi meta): views the sandbox console needs that partner REST does not offer.
   console: router({ orders: listConsoleOrders, eventDeliveries: listEventDeliveries }),
 });

@@ -1,0 +1,6 @@
+export * from './sandbox.schemas';
+export * from './scenarios';
+export * from './step-operations';
+export * from './simulate';
+export * from './fixtures';
+export * from './synthetic-results';

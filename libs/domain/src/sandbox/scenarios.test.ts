@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { planScenario, SCENARIOS } from './scenarios';
+import { syntheticObservations, syntheticPdf } from './synthetic-results';
+
+describe('scenario plans: derived from the steps through the transition table', () => {
+  it('a step the transition table refuses makes the definition fail at load, naming the scenario and step', () => {
+    expect(() =>
+      planScenario({
+        scenario: 'broken',
+        description: 'ships before anything is collected',
+        steps: [{ name: 'ship_too_early', description: '', operation: 'ship', args: {} }],
+      }),
+    ).toThrow(/scenario broken, step 1 \(ship_too_early\): cannot ship an order whose state is received/);
+  });
+
+  it('releasing with nothing recorded, or recording before testing, is refused at load', () => {
+    expect(() => planScenario({ scenario: 'no_result', description: '', steps: [{ name: 'release', description: '', operation: 'release_result', args: { as: 'final' } }] })).toThrow(
+      /no recorded result/,
+    );
+    expect(() => planScenario({ scenario: 'too_soon', description: '', steps: [{ name: 'record', description: '', operation: 'record_result', args: { content: 'final' } }] })).toThrow(
+      /cannot be recorded while the order is received/,
+    );
+  });
+
+  it('a change of state is announced by order.updated, or order.cancelled for a cancellation, after the step’s own events', () => {
+    const cancelled = SCENARIOS.find((s) => s.scenario === 'cancelled_by_laboratory')!;
+    expect(cancelled.planned.map((p) => p.events)).toEqual([['order.updated'], ['order.updated'], ['order.updated'], ['order.cancelled']]);
+    const critical = SCENARIOS.find((s) => s.scenario === 'critical_result')!;
+    expect(critical.planned.at(-2)!.events).toEqual([]);
+    expect(critical.planned.at(-1)!.events).toEqual(['result.final', 'result.critical', 'order.updated']);
+  });
+
+  it('step names are unique within a scenario, so a step can be named in messages', () => {
+    for (const s of SCENARIOS) expect(new Set(s.steps.map((step) => step.name)).size).toBe(s.steps.length);
+  });
+});
+
+describe('synthetic results', () => {
+  it('a partial CBC carries the first analytes only; a critical one flags hemoglobin LL', () => {
+    expect(syntheticObservations('CBC', 'partial').map((o) => o.code)).toEqual(['WBC', 'RBC', 'HGB']);
+    expect(syntheticObservations('CBC', 'critical').find((o) => o.code === 'HGB')).toMatchObject({ value: '6.1', abnormal_flag: 'LL' });
+  });
+
+  it('any other test falls back to a basic metabolic panel whose critical value is a potassium', () => {
+    expect(syntheticObservations('UA', 'critical').find((o) => o.code === 'K')).toMatchObject({ analyte: 'Potassium', value: '6.9', unit: 'mmol/L', abnormal_flag: 'HH' });
+  });
+
+  it('the PDF report is well formed: every cross-reference offset points at its object', () => {
+    const pdf = syntheticPdf('Title (with parentheses)', ['Line one', 'Ünïcode is replaced']).toString('latin1');
+    const xrefAt = Number(/startxref\n(\d+)\n%%EOF\n$/.exec(pdf)![1]);
+    expect(pdf.slice(xrefAt).startsWith('xref\n0 7\n')).toBe(true);
+    const offsets = [...pdf.slice(xrefAt).matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
+    expect(offsets).toHaveLength(6);
+    offsets.forEach((offset, i) => expect(pdf.slice(offset).startsWith(`${i + 1} 0 obj\n`)).toBe(true));
+    expect(pdf).toContain('(Title \\(with parentheses\\))');
+    expect(pdf).toContain('(?n?code is replaced) Tj');
+  });
+});
