@@ -6,6 +6,7 @@ import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
 import { buildOpenApiDocument, OPENAPI_PATH, PARTNER_BASE_PATH, PartnerError, partnerRouter, type Config, type DataProtector, type RequestContext } from '@lop/domain';
 import { jsonBody } from './http/body';
 import { partnerRest } from './http/partner-rest';
+import { publicDocuments } from './http/public-documents';
 import { createOrderRateLimit } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
 import { sendError } from './http/send-error';
@@ -70,6 +71,7 @@ export function createApp({ database, config, logger, protector, consoleDir }: A
   app.get(OPENAPI_PATH, (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('application/json').send(openApiDocument);
   });
+  app.use(publicDocuments());
 
   app.post(`${PARTNER_BASE_PATH}/v1/orders`, createOrderRateLimit(database.sql, config.PARTNER_CREATE_ORDER_RATE_LIMIT, logger));
   app.use(PARTNER_BASE_PATH, jsonBody(), partnerRest(createContext, logger));

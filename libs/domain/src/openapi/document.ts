@@ -1,9 +1,10 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { forEachOpenApiProcedure } from 'trpc-to-openapi';
+import { acceptsRequestBody, forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { ERROR_CODES, type ErrorCode } from '../http/errors';
 import { errorEnvelope } from '../http/envelope';
 import { partnerRouter } from '../routers';
 import type { ProcedureMeta } from '../trpc';
+import { errorResponseObject, polishDocument } from './polish';
 
 export const PARTNER_BASE_PATH = '/api/public/partner';
 export const OPENAPI_PATH = '/api/public/partner-openapi';
@@ -15,13 +16,8 @@ export interface DocumentOptions {
 
 // Failures any authenticated route can answer.
 const UNIVERSAL_ERRORS: ErrorCode[] = ['invalid_request', 'unauthorized', 'internal_error', 'unavailable'];
-
-function errorResponse(codes: ErrorCode[]) {
-  return {
-    description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].description}`).join(' '),
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-  };
-}
+// Failures of the JSON body reader, on every route that takes a body.
+const BODY_ERRORS: ErrorCode[] = ['payload_too_large', 'unsupported_media_type'];
 
 /**
  * The OpenAPI 3.1 description, generated from the procedures, then finished so it tells the
@@ -53,9 +49,14 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
       const success = operation.responses['200'];
       responses[String(meta.successStatus ?? 200)] = success;
       const byStatus = new Map<number, ErrorCode[]>();
-      const codes = [...UNIVERSAL_ERRORS, ...(meta.scope && meta.scope !== 'none' ? (['forbidden'] as ErrorCode[]) : []), ...(meta.errors ?? [])];
+      const codes = [
+        ...UNIVERSAL_ERRORS,
+        ...(meta.scope && meta.scope !== 'none' ? (['forbidden'] as ErrorCode[]) : []),
+        ...(acceptsRequestBody(meta.openapi!.method) ? BODY_ERRORS : []),
+        ...(meta.errors ?? []),
+      ];
       for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
-      for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponse(list);
+      for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponseObject(list);
       operation.responses = responses;
       if (meta.scope && meta.scope !== 'none') {
         operation['x-required-scope'] = meta.scope;
@@ -74,6 +75,7 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
   ].filter(Boolean) as { url: string; description: string }[];
   if (servers.length > 0) document.servers = servers;
   else delete document.servers;
+  polishDocument(document);
   return document;
 }
 

@@ -20,5 +20,17 @@ export const createOrderMeta: ProcedureMeta = {
     }),
   },
 };
-export const createOrderInput = createOrderBodySchema;
+// A minimal order: the fields every requirements profile needs. Placeholder ids only.
+export const createOrderInput = createOrderBodySchema.meta({
+  examples: [
+    {
+      external_order_id: 'ord-2024-0001',
+      program_id: '00000000-0000-4000-8000-000000000001',
+      item_id: '00000000-0000-4000-8000-000000000002',
+      external_subject_id: 'subject-123',
+      collection: 'in_person_draw',
+      region: 'US-CA',
+    },
+  ],
+});
 export const createOrderOutput = envelopeOf(orderSchema);

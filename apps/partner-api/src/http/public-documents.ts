@@ -1,0 +1,46 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import express, { type Router } from 'express';
+import { apiReference } from '@scalar/express-api-reference';
+import { ASYNCAPI_PATH, buildAsyncApiDocument, OPENAPI_PATH } from '@lop/domain';
+
+export const DOCS_PATH = '/docs';
+const SCALAR_SCRIPT_PATH = `${DOCS_PATH}/scalar.js`;
+
+/** Scalar's self-contained browser bundle, served from node_modules: no CDN is reached at run time. */
+function scalarStandaloneScript(): string {
+  const entry = createRequire(import.meta.url).resolve('@scalar/api-reference');
+  return join(dirname(entry), 'browser', 'standalone.js');
+}
+
+/**
+ * Documents that need no key: the AsyncAPI description of webhook deliveries (beside the OpenAPI
+ * document) and the interactive API reference at /docs, which reads the live OpenAPI document.
+ */
+export function publicDocuments(): Router {
+  const router = express.Router();
+
+  const asyncApiDocument = JSON.stringify(buildAsyncApiDocument());
+  router.get(ASYNCAPI_PATH, (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(asyncApiDocument);
+  });
+
+  const script = scalarStandaloneScript();
+  router.get(SCALAR_SCRIPT_PATH, (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=3600').sendFile(script);
+  });
+  router.get(
+    DOCS_PATH,
+    apiReference({
+      pageTitle: 'Laboratory Ordering Partner API',
+      url: OPENAPI_PATH,
+      // A local script rather than Scalar's CDN; nothing else is fetched from third parties.
+      cdn: SCALAR_SCRIPT_PATH,
+      withDefaultFonts: false,
+      telemetry: false,
+      hideClientButton: true,
+      mcp: { disabled: true },
+    } as Parameters<typeof apiReference>[0]),
+  );
+  return router;
+}

@@ -1,0 +1,203 @@
+import { z } from 'zod';
+import { EVENT_PAYLOAD_VERSION, EVENT_TYPES, eventSchema, type EventType, type PartnerEvent } from '../events/events.schemas';
+import { ENUM_DOCUMENTATION } from '../openapi/enum-descriptions';
+import { classifyStatus, RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '../webhooks/retry-policy';
+import { deliveryHeaders, SIGNATURE_TOLERANCE_SECONDS, WEBHOOK_API_VERSION } from '../webhooks/signature';
+
+export const ASYNCAPI_PATH = '/api/public/partner-asyncapi';
+
+type Json = Record<string, any>;
+
+const HEADER_DESCRIPTIONS: Record<string, { description: string; schema?: Json }> = {
+  'content-type': { description: 'Always `application/json`.', schema: { const: 'application/json' } },
+  'user-agent': { description: 'Identifies the delivery service.' },
+  'x-partner-signature': {
+    description: `\`v1=\` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body.`,
+    schema: { pattern: '^v1=[0-9a-f]{64}$' },
+  },
+  'x-partner-timestamp': {
+    description: `Unix seconds used in the signed material. Reject a delivery more than ${SIGNATURE_TOLERANCE_SECONDS} seconds from your clock.`,
+    schema: { pattern: '^[0-9]+$' },
+  },
+  'x-partner-event-id': { description: 'The event identifier (`event_id`); deduplicate on it.' },
+  'x-partner-delivery-id': { description: 'Identifier of this delivery attempt; ignore one you already processed.' },
+  'x-partner-api-version': { description: 'API version of the payload.', schema: { const: WEBHOOK_API_VERSION } },
+};
+
+/** The headers of an event delivery, read from the signer itself so the document cannot drift from it. */
+function deliveryHeadersSchema(): Json {
+  const names = Object.keys(deliveryHeaders({ secret: 'documentation', body: '{}', timestamp: 0, deliveryId: 'delivery', eventId: 'event' }));
+  return {
+    type: 'object',
+    description: 'HTTP headers of every event delivery (a POST to the subscribed HTTPS endpoint).',
+    properties: Object.fromEntries(
+      names.map((name) => {
+        const known = HEADER_DESCRIPTIONS[name] ?? { description: name };
+        return [name, { type: 'string', description: known.description, ...known.schema }];
+      }),
+    ),
+    required: names,
+  };
+}
+
+const SAMPLE_ORDER_ID = '00000000-0000-4000-8000-00000000000a';
+const SAMPLE_RESULT_ID = '00000000-0000-4000-8000-00000000000b';
+
+/** A valid example of each event type (checked against the event schema when the document is built). */
+function sampleEvent(type: EventType, index: number): PartnerEvent {
+  const order = {
+    order_id: SAMPLE_ORDER_ID,
+    external_order_id: 'ord-2024-0001',
+    program_id: '00000000-0000-4000-8000-000000000001',
+    client_id: '00000000-0000-4000-8000-000000000003',
+    environment: 'sandbox' as const,
+    lifecycle: 'active' as const,
+    next_action: 'wait_for_results' as const,
+    links: { order: `/v1/orders/${SAMPLE_ORDER_ID}` },
+  };
+  const result = { result_id: SAMPLE_RESULT_ID, result_version: 1, result_provenance: 'laboratory_release', result_is_critical: type === 'result.critical' };
+  const resultLinks = { ...order.links, results: `/v1/orders/${SAMPLE_ORDER_ID}/results` };
+  const data: Record<EventType, PartnerEvent['data']> = {
+    'order.created': { ...order, lifecycle: 'pending', next_action: 'wait_for_laboratory' },
+    'order.updated': { ...order, lifecycle: 'active', next_action: 'collect_specimen' },
+    'order.cancelled': { ...order, lifecycle: 'cancelled', next_action: 'none' },
+    'specimen.updated': { ...order, specimen_state: 'collected' },
+    'result.partial': { ...order, lifecycle: 'resulted', next_action: 'read_results', ...result, links: resultLinks },
+    'result.final': { ...order, lifecycle: 'completed', next_action: 'read_results', ...result, result_version: 2, links: resultLinks },
+    'result.corrected': { ...order, lifecycle: 'completed', next_action: 'read_results', ...result, result_version: 3, links: resultLinks },
+    'result.critical': { ...order, lifecycle: 'completed', next_action: 'read_results', ...result, links: resultLinks },
+    'integration.action_required': {
+      ...order,
+      next_action: 'recollect_specimen',
+      action_required_code: 'specimen_rejected',
+      links: { ...order.links, exceptions: `/v1/orders/${SAMPLE_ORDER_ID}/exceptions` },
+    },
+  };
+  return eventSchema.parse({
+    event_id: `evt_${String(index + 1).padStart(24, '0')}`,
+    type,
+    version: EVENT_PAYLOAD_VERSION,
+    occurred_at: '2024-05-01T12:00:00.000Z',
+    environment: 'sandbox',
+    program_id: order.program_id,
+    sequence: index + 1,
+    data: data[type],
+  });
+}
+
+/**
+ * JSON Schema (draft-07, which AsyncAPI schemas extend) of a Zod schema; named sub-schemas
+ * (`.meta({ id })`) are hoisted into `components.schemas` and referenced from there.
+ */
+function toComponentSchema(schema: z.ZodType, components: Json): Json {
+  const json = z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'any' }) as Json;
+  const { $schema: _ignored, definitions = {}, ...root } = json;
+  // A schema that is itself named comes back as a reference to its own definition: take the definition.
+  const rootName = typeof root.$ref === 'string' ? root.$ref.replace('#/definitions/', '') : null;
+  const rest = rootName && definitions[rootName] ? definitions[rootName] : root;
+  if (rootName) delete definitions[rootName];
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (!node || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') out[key] = value.replace('#/definitions/', '#/components/schemas/');
+      // Zod bounds every integer by the safe-integer range: true, and only noise for a reader.
+      else if ((key === 'minimum' || key === 'maximum') && Math.abs(value as number) === Number.MAX_SAFE_INTEGER) continue;
+      else out[key] = rewrite(value);
+    }
+    return out;
+  };
+  for (const [name, definition] of Object.entries(definitions as Json)) {
+    const documented = ENUM_DOCUMENTATION[name];
+    components[name] = rewrite(documented && Array.isArray((definition as Json).enum) ? { ...(definition as Json), description: documented.description } : definition);
+  }
+  return rewrite(rest) as Json;
+}
+
+const duration = (seconds: number) => (seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
+
+/** The retry rules in words, read from the retry policy itself. */
+function retryText(): string {
+  const temporary4xx = Array.from({ length: 100 }, (_, i) => 400 + i).filter((status) => classifyStatus(status) === 'temporary');
+  return `Answer 2xx within 10 seconds; timeouts, network failures, ${temporary4xx.join(', ')} and 5xx are retried after ${SPEC_RETRY_DELAYS_SECONDS.map(duration).join(', ')} (${SPEC_RETRY_DELAYS_SECONDS.length + 1} attempts in total; Retry-After honoured up to ${RETRY_AFTER_MAX_SECONDS / 60} minutes); redirects and other 4xx are permanent.`;
+}
+
+const messageName = (type: EventType) => type.replace(/\.(.)/g, (_m, c: string) => c.toUpperCase()).replace(/_(.)/g, (_m, c: string) => c.toUpperCase());
+
+/**
+ * The AsyncAPI 3 description of webhook deliveries, generated from the same Zod event schema the
+ * stream and the outbox use. One message per event type; each delivery body is the event object
+ * GET /v1/events returns.
+ */
+export function buildAsyncApiDocument(): Json {
+  const schemas: Json = {};
+  schemas.Event = toComponentSchema(eventSchema, schemas);
+  for (const type of EVENT_TYPES) {
+    schemas[`Event.${type}`] = toComponentSchema(eventSchema.extend({ type: z.literal(type) }), schemas);
+  }
+  schemas.DeliveryHeaders = deliveryHeadersSchema();
+
+  const messages = Object.fromEntries(
+    EVENT_TYPES.map((type, index) => [
+      type,
+      {
+        name: type,
+        title: messageName(type),
+        summary: ENUM_DOCUMENTATION.EventType.values?.[type] ?? type,
+        contentType: 'application/json',
+        headers: { $ref: '#/components/schemas/DeliveryHeaders' },
+        payload: { $ref: `#/components/schemas/Event.${type}` },
+        correlationId: { $ref: '#/components/correlationIds/eventId' },
+        bindings: { http: { bindingVersion: '0.3.0' } },
+        examples: [{ name: `${messageName(type)}Example`, payload: sampleEvent(type, index) }],
+      },
+    ]),
+  );
+
+  return {
+    asyncapi: '3.1.0',
+    info: {
+      title: 'Laboratory Ordering Partner Webhooks',
+      version: WEBHOOK_API_VERSION,
+      description: [
+        'Signed webhook deliveries of the partner event stream. A delivery body is the same event object `GET /v1/events` returns; the API, not the webhook, is authoritative: events carry identifiers and coarse state only.',
+        '',
+        `Delivery is at least once: duplicates and out-of-order arrival are possible. Deduplicate on \`event_id\`, order by \`sequence\`, and after any gap replay \`GET /v1/events\` from your last cursor. Verify \`x-partner-signature\` before parsing; reject timestamps more than ${SIGNATURE_TOLERANCE_SECONDS} seconds away. ${retryText()}`,
+      ].join('\n'),
+    },
+    defaultContentType: 'application/json',
+    channels: {
+      webhookDeliveries: {
+        address: null,
+        title: 'Webhook deliveries',
+        description: 'The HTTPS endpoint a laboratory administrator registered for your API client and environment, with the event types it subscribes to.',
+        messages: Object.fromEntries(EVENT_TYPES.map((type) => [type, { $ref: `#/components/messages/${type}` }])),
+      },
+    },
+    operations: {
+      deliverEvent: {
+        action: 'send',
+        channel: { $ref: '#/channels/webhookDeliveries' },
+        title: 'Deliver an event',
+        summary: 'POST one signed event to the subscribed endpoint.',
+        security: [{ $ref: '#/components/securitySchemes/webhookSignature' }],
+        bindings: { http: { method: 'POST', bindingVersion: '0.3.0' } },
+        messages: EVENT_TYPES.map((type) => ({ $ref: `#/channels/webhookDeliveries/messages/${type}` })),
+      },
+    },
+    components: {
+      schemas,
+      messages,
+      correlationIds: { eventId: { description: 'The event identifier, also in the x-partner-event-id header.', location: '$message.payload#/event_id' } },
+      securitySchemes: {
+        webhookSignature: {
+          type: 'httpApiKey',
+          name: 'x-partner-signature',
+          in: 'header',
+          description: 'Not a key: an HMAC-SHA256 signature made with the subscription signing secret (shown once at creation or rotation; separate from API keys). See the x-partner-signature header.',
+        },
+      },
+    },
+  };
+}

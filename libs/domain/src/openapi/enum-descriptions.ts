@@ -1,0 +1,115 @@
+import { EVENT_TYPES } from '../events/events.schemas';
+import { EXCEPTION_CATEGORIES } from '../exceptions/exceptions.schemas';
+import { LIFECYCLE_DETAILS } from '../orders/lifecycle';
+
+/**
+ * What each value of an enumeration means, written next to the document rather than into the
+ * schemas, so the schema files stay about validation. Read by the OpenAPI document
+ * (`description` + `x-enumDescriptions`) and by the partner docs. Where a value's meaning is
+ * already a table in code (lifecycle, exception categories) it is derived from that table.
+ */
+export interface EnumDocumentation {
+  description: string;
+  values?: Record<string, string>;
+}
+
+const lifecycleDetailValues = Object.fromEntries(
+  Object.entries(LIFECYCLE_DETAILS).map(([detail, row]) => [
+    detail,
+    `lifecycle \`${row.lifecycle}\`, next_action \`${row.next_action}\`; ${row.cancellable ? 'the partner can still cancel' : 'cancel answers 409'}.`,
+  ]),
+);
+
+const exceptionCategoryValues = Object.fromEntries(
+  Object.entries(EXCEPTION_CATEGORIES).map(([category, row]) => [
+    category,
+    `${row.severity} about the ${row.entity_type}; ${row.owner_role === 'partner' ? 'the partner must act' : 'the laboratory acts'}${row.retryable ? '; retryable' : ''}.`,
+  ]),
+);
+
+const EVENT_TYPE_MEANINGS: Record<(typeof EVENT_TYPES)[number], string> = {
+  'order.created': 'An order was created.',
+  'order.updated': 'The lifecycle, lifecycle_detail or next_action of an order changed.',
+  'order.cancelled': 'An order was cancelled, by the partner or by the laboratory.',
+  'specimen.updated': 'A specimen was collected, shipped, received, accessioned or rejected.',
+  'result.partial': 'A partial result version was released.',
+  'result.final': 'A final result version was released; it belongs to the same lineage as earlier partial versions.',
+  'result.corrected': 'A corrected or amended version superseded an earlier one, which stays retrievable.',
+  'result.critical': 'A released version is flagged critical: an escalation signal only; read the result from the API.',
+  'integration.action_required': 'An exception the partner must act on was opened.',
+};
+
+export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
+  Environment: { description: 'The environment a key, program or event belongs to.', values: { sandbox: 'Synthetic orders for integration work.', production: 'Real orders.' } },
+  AuthorityState: {
+    description: 'Whether the laboratory configured a requirements facet.',
+    values: { configured: 'The facet is configured; its required fields apply.', not_configured: 'Not configured by the laboratory: the facet requires nothing.' },
+  },
+  Lifecycle: {
+    description: 'The coarse state of an order; `lifecycle_detail` gives the precise one.',
+    values: {
+      pending: 'Received, not yet accepted by the laboratory.',
+      active: 'Accepted; collection or testing is under way.',
+      resulted: 'Partial results are released.',
+      completed: 'Final (or corrected) results are released.',
+      cancelled: 'Cancelled by the partner or the laboratory.',
+      failed: 'Rejected by the laboratory or not transmitted; an exception explains why.',
+    },
+  },
+  NextAction: {
+    description: 'What should happen next, and by whom.',
+    values: {
+      wait_for_laboratory: 'Nothing to do: the laboratory has not accepted the order yet.',
+      collect_specimen: 'The specimen is to be collected.',
+      wait_for_results: 'Nothing to do: the specimen is on its way or in testing.',
+      recollect_specimen: 'A specimen was rejected; a new one must be collected.',
+      read_results: 'Released results are available.',
+      none: 'The order is closed.',
+      resolve_exception: 'Read the order exceptions and act on them.',
+    },
+  },
+  LifecycleDetail: { description: 'The precise state of an order. Each value fixes `lifecycle` and `next_action`.', values: lifecycleDetailValues },
+  RequisitionState: {
+    description: 'State of the laboratory requisition for the order.',
+    values: { not_issued: 'No requisition yet.', issued: 'The laboratory issued a requisition.', cancelled: 'The requisition was cancelled with the order.' },
+  },
+  SpecimenStatus: {
+    description: 'Where a specimen is.',
+    values: {
+      collected: 'Collected from the subject.',
+      in_transit: 'On its way to the laboratory.',
+      received: 'Received by the laboratory.',
+      accessioned: 'Accessioned and in testing.',
+      rejected: 'Rejected; see `rejection_reason` and the order exceptions.',
+    },
+  },
+  TransmissionStatus: {
+    description: 'Transmission of the order to the laboratory system.',
+    values: { not_sent: 'Not transmitted yet.', sent: 'Transmitted.', failed: 'Transmission failed; an exception is open.' },
+  },
+  AckStatus: {
+    description: "The laboratory system's acknowledgement of the transmitted order.",
+    values: { not_requested: 'No acknowledgement expected yet.', pending: 'Waiting for the acknowledgement.', accepted: 'Accepted.', rejected: 'Rejected; the order fails.' },
+  },
+  ExceptionCategory: { description: 'What went wrong. The same canonical model the laboratory operations use.', values: exceptionCategoryValues },
+  ExceptionSeverity: {
+    description: 'How serious an exception is.',
+    values: { info: 'For information.', warning: 'Needs attention.', error: 'Blocks the order until resolved.', critical: 'Urgent.' },
+  },
+  ExceptionStatus: { description: 'Whether an exception is still open.', values: { open: 'Still open.', resolved: 'Resolved; kept for the record.' } },
+  ExceptionOwnerRole: {
+    description: 'Who must act: `partner` exceptions make `action_required` true and emit integration.action_required.',
+    values: { partner: 'The partner must act.', laboratory: 'The laboratory acts; nothing for the partner to do.' },
+  },
+  ExceptionEntityType: { description: 'What an exception is about.', values: { order: 'The order.', specimen: 'A specimen.', result: 'A result.' } },
+  ResultVersionType: {
+    description: 'How a result version relates to the earlier ones.',
+    values: { initial: 'The first version.', update: 'A later version of the same lineage (e.g. final after partial).', correction: 'Corrects an earlier version.', amendment: 'Amends an earlier version.' },
+  },
+  ResultState: {
+    description: 'Completeness of a result version.',
+    values: { partial: 'Some observations are still to come.', final: 'Complete.', corrected: 'Complete, correcting an earlier version.', amended: 'Complete, amending an earlier version.' },
+  },
+  ResultStatus: { description: 'Only released versions are ever returned.', values: { released: 'Released by the laboratory.' } },
+  EventType: { description: 'The nine event types; no others are emitted.', values: EVENT_TYPE_MEANINGS },
+};

@@ -1,0 +1,123 @@
+import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../http/errors';
+import { ENUM_DOCUMENTATION } from './enum-descriptions';
+
+/**
+ * Tag descriptions, in the order a partner meets them. A tag used by an operation but missing
+ * here is still listed (without a description, which the lint reports as a warning).
+ */
+export const TAGS: { name: string; description: string }[] = [
+  { name: 'Health', description: 'Check that a key works and which environment it belongs to.' },
+  { name: 'Laboratory', description: "The laboratory's self-declared identity and capabilities." },
+  { name: 'Programs', description: "Programs granted to the key's API client in the key's environment." },
+  { name: 'Catalog', description: "Each program's orderable tests and the requirements an order must meet." },
+  { name: 'Serviceability', description: 'Where and how a test can be collected: locations and a fulfilment check.' },
+  { name: 'Subjects', description: 'Register your opaque subject references before ordering. No personal data.' },
+  { name: 'Orders', description: 'Create (idempotently), read and cancel orders, and read their exceptions.' },
+  { name: 'Sandbox', description: 'Sandbox keys only: synthetic order fixtures, scenarios, and simulation of an order through a scenario.' },
+  { name: 'Results', description: 'Released result versions, their lineage, and report availability.' },
+  { name: 'Events', description: 'The ordered event stream for reconciliation; webhook deliveries carry the same event objects.' },
+];
+
+const REQUEST_ID_EXAMPLE = 'req_4f9c1d2e8a7b6c5d4e3f2a1b';
+
+/** Details shown in the example of each error code, so a reader sees what to branch on. */
+const EXAMPLE_DETAILS: Partial<Record<ErrorCode, ErrorDetail[]>> = {
+  invalid_request: [{ field: 'external_order_id', issue: 'too_long', message: 'At most 190 characters.' }],
+  conflict: [{ issue: 'idempotency_key_reused' }],
+  not_orderable: [{ field: 'external_subject_id', issue: 'subject_not_registered' }],
+};
+
+function errorExample(code: ErrorCode) {
+  const details = EXAMPLE_DETAILS[code];
+  return { error: { code, message: ERROR_CODES[code].description, ...(details ? { details } : {}) }, request_id: REQUEST_ID_EXAMPLE };
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+type Json = Record<string, any>;
+
+function operationsOf(document: Json): Json[] {
+  return Object.values((document.paths ?? {}) as Record<string, Json>).flatMap((item) =>
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([, operation]) => operation as Json),
+  );
+}
+
+/** The body of an error response for `codes` (all of one status): our envelope, one example per code. */
+export function errorResponseObject(codes: ErrorCode[]) {
+  const status = ERROR_CODES[codes[0]].status;
+  return {
+    description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].description}`).join(' '),
+    headers: {
+      'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+      ...(status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+    },
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/ErrorEnvelope' },
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: code, value: errorExample(code) }])),
+      },
+    },
+  };
+}
+
+/**
+ * Finishing touches that make the document useful to people and generators alike: top-level
+ * tags with descriptions, request examples lifted from the input schemas, the X-Request-Id
+ * header on every response, documented enumerations, and no components left unused.
+ */
+export function polishDocument(document: Json): void {
+  const operations = operationsOf(document);
+
+  const used = [...new Set(operations.flatMap((operation) => (operation.tags ?? []) as string[]))];
+  document.tags = [
+    ...TAGS.filter((tag) => used.includes(tag.name)),
+    ...used.filter((name) => !TAGS.some((tag) => tag.name === name)).map((name) => ({ name })),
+  ];
+
+  document.components ??= {};
+  document.components.headers = {
+    ...document.components.headers,
+    'X-Request-Id': { description: 'Identifier of this request, equal to the body\u2019s `request_id`; quote it when asking for help.', schema: { type: 'string', example: REQUEST_ID_EXAMPLE } },
+    'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0, example: 30 } },
+  };
+
+  for (const operation of operations) {
+    // A request example (from the input schema's `.meta({ examples })`) on the media type, where
+    // renderers, the Postman converter and the lint's example validation all look for it.
+    const media = operation.requestBody?.content?.['application/json'];
+    if (media && media.example === undefined && media.examples === undefined && Array.isArray(media.schema?.examples) && media.schema.examples.length > 0) {
+      media.example = media.schema.examples[0];
+      delete media.schema.examples;
+    }
+    for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
+      if (Number(status) >= 400 || !response || response.$ref) continue;
+      response.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...response.headers };
+    }
+  }
+
+  for (const [name, schema] of Object.entries((document.components.schemas ?? {}) as Record<string, Json>)) {
+    if (!Array.isArray(schema.enum)) continue;
+    const documented = ENUM_DOCUMENTATION[name];
+    if (documented) {
+      schema.description = documented.description;
+      if (documented.values) schema['x-enumDescriptions'] = Object.fromEntries(schema.enum.map((value: string) => [value, documented.values![value] ?? '']));
+    } else if (!schema.description) {
+      schema.description = `One of: ${schema.enum.map((value: unknown) => `\`${String(value)}\``).join(', ')}.`;
+    }
+  }
+
+  removeUnusedSchemas(document);
+}
+
+/** trpc-to-openapi adds its own error schemas (`error.*`); ours replace them, so they would only confuse. */
+function removeUnusedSchemas(document: Json): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, unknown>;
+  for (;;) {
+    const text = JSON.stringify({ ...document, components: { ...document.components, schemas: undefined } }) + JSON.stringify(schemas);
+    const unused = Object.keys(schemas).filter((name) => name.startsWith('error.') && !text.includes(`"#/components/schemas/${name}"`));
+    if (unused.length === 0) return;
+    for (const name of unused) delete schemas[name];
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The parts of the partner docs that restate the code — scopes per endpoint, the lifecycle and
+ * transition tables, every enumeration, event types, delivery headers, the webhook samples and
+ * the sandbox scenarios — are generated into marked blocks of docs/*.md:
+ *
+ *   <!-- generated:name (npm run docs) -->
+ *   …
+ *   <!-- /generated:name -->
+ *
+ * Everything outside the blocks is prose, kept by hand.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { forEachOpenApiProcedure } from 'trpc-to-openapi';
+import * as domain from '@lop/domain';
+import {
+  buildAsyncApiDocument,
+  buildOpenApiDocument,
+  ENUM_DOCUMENTATION,
+  LIFECYCLE_DETAILS,
+  PARTNER_BASE_PATH,
+  partnerRouter,
+  PROJECT_ROOT,
+  SCOPES,
+  TRANSITIONS,
+  type ProcedureMeta,
+} from '@lop/domain';
+
+type Json = Record<string, any>;
+
+const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+const table = (header: string[], rows: string[][]) => [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
+const code = (text: string) => `\`${text}\``;
+
+function routes(): { method: string; path: string; meta: ProcedureMeta }[] {
+  const list: { method: string; path: string; meta: ProcedureMeta }[] = [];
+  forEachOpenApiProcedure(partnerRouter._def.procedures, ({ meta }) => {
+    const m = meta as ProcedureMeta;
+    list.push({ method: m.openapi!.method, path: m.openapi!.path, meta: m });
+  });
+  return list;
+}
+
+function scopesTable(): string {
+  const endpoints = routes().map((r) => [
+    code(`${r.method} ${r.path}`),
+    !r.meta.scope || r.meta.scope === 'none' ? 'none (any valid, active key)' : code(r.meta.scope),
+    r.meta.openapi?.summary ?? '',
+  ]);
+  const used = new Set(routes().map((r) => r.meta.scope));
+  const unused = SCOPES.filter((s) => !used.has(s));
+  return [
+    table(['endpoint', 'scope', 'what it does'], [...endpoints, [code(`GET ${domain.OPENAPI_PATH}`), 'no key at all', 'The OpenAPI document']]),
+    ...(unused.length > 0 ? ['', `Scopes defined but used by no endpoint yet: ${unused.map(code).join(', ')}.`] : []),
+  ].join('\n');
+}
+
+function errorsByEndpointTable(document: Json): string {
+  const rows: string[][] = [];
+  for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const codes = Object.entries(operation.responses as Record<string, Json>)
+        .filter(([status]) => Number(status) >= 400)
+        .flatMap(([status, response]) => Object.keys(response.content?.['application/json']?.examples ?? {}).map((c) => `${status} ${code(c)}`));
+      rows.push([code(`${method.toUpperCase()} ${path.slice(PARTNER_BASE_PATH.length)}`), codes.join(', ')]);
+    }
+  }
+  return table(['endpoint', 'documented failures'], rows);
+}
+
+function lifecycleTable(): string {
+  return table(
+    ['lifecycle_detail', 'lifecycle', 'next_action', 'partner can cancel'],
+    Object.entries(LIFECYCLE_DETAILS).map(([detail, r]) => [code(detail), code(r.lifecycle), code(r.next_action), r.cancellable ? 'yes' : 'no (409)']),
+  );
+}
+
+function transitionsTable(): string {
+  return table(
+    ['operation', 'from', 'to'],
+    Object.entries(TRANSITIONS).map(([name, t]) => [code(name), (t.from as readonly string[]).map(code).join(', '), code(t.to)]),
+  );
+}
+
+function enumerationsList(document: Json): string {
+  const sections: string[] = [];
+  for (const [name, schema] of Object.entries(document.components.schemas as Record<string, Json>)) {
+    if (!Array.isArray(schema.enum)) continue;
+    const values = (schema['x-enumDescriptions'] ?? {}) as Record<string, string>;
+    sections.push(`### ${name}\n\n${schema.description ?? ''}\n\n${table(['value', 'meaning'], schema.enum.map((v: string) => [code(v), values[v] ?? '']))}`);
+  }
+  return sections.join('\n\n');
+}
+
+function eventTypesTable(): string {
+  const values = ENUM_DOCUMENTATION.EventType.values ?? {};
+  return table(['type', 'meaning'], domain.EVENT_TYPES.map((t) => [code(t), values[t] ?? '']));
+}
+
+function eventFieldsTable(asyncapi: Json): string {
+  const schemas = asyncapi.components.schemas;
+  const fields = (schema: Json, prefix = '') =>
+    Object.entries(schema.properties as Record<string, Json>).map(([name, property]) => [
+      code(`${prefix}${name}`),
+      (schema.required ?? []).includes(name) ? 'always' : 'when applicable',
+      (property.description ?? (property.$ref ? schemas[property.$ref.split('/').pop()]?.description : '') ?? '').replace(/\n/g, ' '),
+    ]);
+  return table(['field', 'present', 'notes'], [...fields(schemas.Event).filter(([f]) => f !== code('data')), ...fields(schemas.EventData, 'data.')]);
+}
+
+const sample = (file: string, language: string) => `\`\`\`${language}\n${readFileSync(join(PROJECT_ROOT, file), 'utf8').trimEnd()}\n\`\`\``;
+
+interface ScenarioLike {
+  scenario: string;
+  steps?: unknown;
+  events?: unknown;
+}
+
+/** The sandbox scenarios, when the domain exports them (an array or record of `{ scenario, steps, events }`). */
+export function findScenarios(exports: Record<string, unknown>): ScenarioLike[] | null {
+  const isScenario = (v: unknown): v is ScenarioLike => !!v && typeof v === 'object' && typeof (v as ScenarioLike).scenario === 'string' && Array.isArray((v as ScenarioLike).events);
+  for (const value of Object.values(exports)) {
+    if (Array.isArray(value) && value.length > 0 && value.every(isScenario)) return value;
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const entries = Object.entries(value as Record<string, unknown>);
+      if (entries.length > 0 && entries.every(([, v]) => v && typeof v === 'object' && Array.isArray((v as ScenarioLike).events))) {
+        return entries.map(([name, v]) => ({ scenario: (v as ScenarioLike).scenario ?? name, ...(v as object) }) as ScenarioLike);
+      }
+    }
+  }
+  return null;
+}
+
+function scenariosTable(): string {
+  const scenarios = findScenarios(domain as unknown as Record<string, unknown>);
+  if (!scenarios) {
+    return '_The sandbox simulator has not shipped in this version yet; once it does, this table lists every scenario with its steps and events, and `GET /v1/sandbox/scenarios` answers the same list live._';
+  }
+  const steps = (s: ScenarioLike) => (Array.isArray(s.steps) ? String(s.steps.length) : String(s.steps ?? ''));
+  return table(['scenario', 'steps', 'events emitted, in order'], scenarios.map((s) => [code(s.scenario), steps(s), (s.events as string[]).map(code).join(', ')]));
+}
+
+/** Every generated block, by name. */
+export function generatedBlocks(): Record<string, string> {
+  const document = buildOpenApiDocument() as Json;
+  const asyncapi = buildAsyncApiDocument();
+  return {
+    scopes: scopesTable(),
+    'errors-by-endpoint': errorsByEndpointTable(document),
+    lifecycle: lifecycleTable(),
+    transitions: transitionsTable(),
+    enumerations: enumerationsList(document),
+    'event-types': eventTypesTable(),
+    'event-fields': eventFieldsTable(asyncapi),
+    'webhook-sample-typescript': sample('tools/examples/webhooks/verify-webhook.ts', 'ts'),
+    'webhook-sample-python': sample('tools/examples/webhooks/verify_webhook.py', 'python'),
+    scenarios: scenariosTable(),
+  };
+}
+
+const BLOCK = /<!-- generated:([a-z0-9-]+)[^>]*-->\n[\s\S]*?<!-- \/generated:\1 -->/g;
+
+/** The markdown with every generated block replaced by what the code says now. */
+export function fillBlocks(markdown: string, blocks: Record<string, string>): string {
+  return markdown.replace(BLOCK, (_match, name: string) => {
+    if (!(name in blocks)) throw new Error(`unknown generated block "${name}"`);
+    return `<!-- generated:${name} (npm run docs) -->\n${blocks[name]}\n<!-- /generated:${name} -->`;
+  });
+}
+
+export const DOC_FILES = [
+  'docs/getting-started.md',
+  'docs/authentication.md',
+  'docs/idempotency.md',
+  'docs/lifecycle.md',
+  'docs/events.md',
+  'docs/webhooks.md',
+  'docs/sandbox.md',
+  'docs/errors.md',
+];
