@@ -115,7 +115,7 @@ describe('admin webhooks', () => {
     const [request] = receiver.requests.filter((r) => r.path === '/test-delivery');
     expect(verifyDelivery(created.secret, request)).toBe(true);
     expect(request.headers['x-partner-event-id']).toBeUndefined();
-    expect(request.headers['x-partner-delivery-id']).toBe(test.json().delivery_id);
+    expect(request.headers['x-partner-delivery-id']).toBe(test.json().attempts[0].attempt_id);
     expect(JSON.parse(request.rawBody)).toMatchObject({ test: true, subscription_id: created.subscription_id });
     const [stream] = (await database.sql`select count(*)::int as n from events where client_id = ${clientId}`) as unknown as { n: number }[];
     expect(stream.n).toBe(0);

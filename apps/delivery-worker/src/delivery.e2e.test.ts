@@ -1,6 +1,6 @@
 import { eq, sql as raw } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries } from '@lop/db';
+import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, cancelOrder, DeliveryQueueMissingError, readEvents, type PartnerEvent } from '@lop/domain';
 import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
 import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
@@ -58,8 +58,10 @@ describe('webhook delivery, end to end', () => {
       expect(request.headers['x-partner-api-version']).toBe('v1');
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.method).toBe('POST');
+      // x-partner-delivery-id identifies this attempt: the id of its recorded attempt row.
       const row = rows.find((r) => r.eventId === body.event_id);
-      expect(request.headers['x-partner-delivery-id']).toBe(row?.id);
+      const attempts = await database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, row!.id));
+      expect(attempts.map((a) => a.id)).toContain(request.headers['x-partner-delivery-id']);
     }
     expect(new Set(received.map((r) => JSON.parse(r.rawBody).event_id))).toEqual(new Set(stream.map((e) => e.event_id)));
     // LISTEN/NOTIFY: the first delivery starts right after its commit, not at the next poll.

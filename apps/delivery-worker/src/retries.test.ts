@@ -100,8 +100,9 @@ describe('retries', () => {
     expect(requests).toHaveLength(5);
     // Retry-After: 1 pushed the fifth attempt at least a second after the fourth (the schedule says 0.05 s).
     expect(requests[4].receivedAt - requests[3].receivedAt).toBeGreaterThanOrEqual(950);
+    // Each attempt carries its own delivery id (its attempt row), the same event and the same bytes.
+    expect(requests.map((r) => r.headers['x-partner-delivery-id'])).toEqual(attempts.map((a) => a.id));
     for (const request of requests) {
-      expect(request.headers['x-partner-delivery-id']).toBe(deliveryId);
       expect(request.rawBody).toBe(requests[0].rawBody);
       expect(verifyDelivery(subscription.secret, request)).toBe(true);
     }
@@ -166,7 +167,8 @@ describe('retries', () => {
     await settled(replay.delivery_id, 'delivered');
 
     const [last] = requestsTo(path).slice(-1);
-    expect(last.headers['x-partner-delivery-id']).toBe(replay.delivery_id);
+    const [replayAttempt] = await attemptsOf(replay.delivery_id);
+    expect(last.headers['x-partner-delivery-id']).toBe(replayAttempt.id);
     expect(last.headers['x-partner-event-id']).toBe(dead.eventId);
     expect(last.rawBody).toBe(requestsTo(path)[0].rawBody);
     expect(verifyDelivery(subscription.secret, last)).toBe(true);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
 import { ControlPlaneError } from '../control-plane/control-plane';
@@ -14,6 +15,8 @@ type AttemptRow = typeof webhookDeliveryAttempts.$inferSelect;
 
 function describeAttempt(a: AttemptRow) {
   return {
+    // The x-partner-delivery-id header value this attempt was sent with.
+    attempt_id: a.id,
     attempt: a.attemptNumber,
     started_at: a.startedAt.toISOString(),
     duration_ms: a.durationMs,
@@ -129,8 +132,9 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
     environment: subscription.environment,
     sent_at: new Date(clock()).toISOString(),
   });
+  const attemptId = randomUUID();
   const report = await attemptDelivery(
-    { url: subscription.url, environment: subscription.environment, secret: protector.decrypt<string>(subscription.secretProtected), body, deliveryId: delivery.id },
+    { url: subscription.url, environment: subscription.environment, secret: protector.decrypt<string>(subscription.secretProtected), body, deliveryId: attemptId },
     options,
   );
   // One attempt only: classify it like a delivery's last attempt.
@@ -148,6 +152,7 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
       })
       .where(eq(webhookDeliveries.id, delivery.id));
     await tx.insert(webhookDeliveryAttempts).values({
+      id: attemptId,
       deliveryId: delivery.id,
       attemptNumber: 1,
       startedAt: report.startedAt,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
@@ -46,12 +47,15 @@ export async function processDeliveryJob(processor: DeliveryProcessor, job: Deli
   // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
   const body = JSON.stringify(toPartnerEvent(event));
   const secret = processor.protector.decrypt<string>(subscription.secretProtected);
+  // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
+  // (the id of its attempt row); receivers deduplicate the event itself on event_id.
+  const attemptId = randomUUID();
   const report = await attemptDelivery(
-    { url: subscription.url, environment: subscription.environment, secret, body, deliveryId: delivery.id, eventId: event.id },
+    { url: subscription.url, environment: subscription.environment, secret, body, deliveryId: attemptId, eventId: event.id },
     { ...processor.attempt, signal },
   );
   const decision = decideNext(report.result, job.attempt, processor.policy, clock());
-  const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock());
+  const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock(), attemptId);
   return recorded ? decision.outcome : 'not_due';
 }
 
@@ -63,6 +67,7 @@ export async function recordAttempt(
   report: AttemptReport,
   decision: Decision,
   now: number,
+  attemptId: string = randomUUID(),
 ): Promise<boolean> {
   const nextAttemptAt = decision.outcome === 'retry' ? new Date(now + decision.delaySeconds * 1000) : null;
   const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
@@ -75,8 +80,8 @@ export async function recordAttempt(
             next_attempt_at = null, last_status_code = ${report.statusCode}, last_error_class = ${errorClass}, completed_at = ${new Date(now).toISOString()}::timestamptz
         where id = ${deliveryId} and state = 'pending' and attempts_made = ${attempt - 1}
         returning id)
-      insert into webhook_delivery_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error_class, outcome, destination_address)
-      select id, ${attempt}, ${report.startedAt.toISOString()}::timestamptz, ${report.durationMs}, ${report.statusCode}, ${errorClass}, ${decision.outcome}, ${report.address}
+      insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, duration_ms, status_code, error_class, outcome, destination_address)
+      select ${attemptId}::uuid, id, ${attempt}, ${report.startedAt.toISOString()}::timestamptz, ${report.durationMs}, ${report.statusCode}, ${errorClass}, ${decision.outcome}, ${report.address}
       from updated
       returning delivery_id`)) as unknown as unknown[];
     return rows.length > 0;
@@ -97,6 +102,7 @@ export async function recordAttempt(
       .returning({ id: webhookDeliveries.id });
     if (!updated) return false;
     await tx.insert(webhookDeliveryAttempts).values({
+      id: attemptId,
       deliveryId,
       attemptNumber: attempt,
       startedAt: report.startedAt,
