@@ -32,4 +32,19 @@ export default [
       ],
     },
   },
+  {
+    // The browser bundle takes only types from the server side (the tRPC router's type).
+    files: ['apps/sandbox-console/src/**/*.ts', 'apps/sandbox-console/src/**/*.tsx'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@lop/domain', allowTypeImports: true, message: 'The console may import only types from @lop/domain (import type { PartnerRouter }).' },
+            { name: '@lop/db', message: 'The console never imports the database layer.' },
+          ],
+        },
+      ],
+    },
+  },
 ];

@@ -2,15 +2,14 @@
  * `npm start`: the whole service in one process for a newcomer — database (embedded unless
  * DATABASE_URL is set), migrations, demo tenant, partner API and delivery worker.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, PROJECT_ROOT, seedDemo, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, seedDemo, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
+import { ensureConsoleBuilt } from '@lop/sandbox-console';
 import { banner } from './banner';
 
-const CONSOLE_DIR = join(PROJECT_ROOT, 'apps/sandbox-console/dist');
 const SHUTDOWN_LIMIT_MS = 20_000;
 
 function readConfig(): Config {
@@ -43,8 +42,13 @@ async function main(): Promise<void> {
     const seeding = connectDatabase(location.url, { max: 1, applicationName: 'demo-seed' });
     const demo = await seedDemo(seeding.db).finally(() => seeding.close());
 
-    const consoleBuilt = existsSync(join(CONSOLE_DIR, 'index.html'));
-    const api = await startPartnerApi({ config, databaseUrl: location.url, logger, consoleDir: consoleBuilt ? CONSOLE_DIR : undefined });
+    // The console is built here when missing or older than its sources (about a second with vite).
+    const consoleDir = await ensureConsoleBuilt({ log: (line) => logger.info(line) }).then(
+      (built) => built.dir,
+      (error: unknown) => void logger.warn({ err: error }, 'the sandbox console could not be built; serving the API without it'),
+    );
+    const consoleBuilt = consoleDir !== undefined;
+    const api = await startPartnerApi({ config, databaseUrl: location.url, logger, consoleDir });
     stops.push(() => api.close());
     const worker = await startDeliveryWorker(location.url);
     stops.push(() => worker.close());

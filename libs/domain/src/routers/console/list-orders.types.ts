@@ -10,5 +10,7 @@ export const listConsoleOrdersMeta: ProcedureMeta = { scope: 'orders:read' };
 export const listConsoleOrdersInput = strictInput({
   cursor: z.string().max(80).optional(),
   limit: z.coerce.number().int().min(1).max(ORDER_LIST_MAX_LIMIT).default(ORDER_LIST_DEFAULT_LIMIT),
+  // Sent by tRPC's infinite queries (useInfiniteQuery); pages only go forward, to older orders.
+  direction: z.enum(['forward']).optional(),
 });
 export const listConsoleOrdersOutput = envelopeOf(consoleOrderPageSchema);

@@ -1,0 +1,88 @@
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { createContext, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useTRPC, type Outputs } from './trpc';
+
+export type StreamEvent = Outputs['events']['list']['data']['events'][number];
+
+export interface EventStream {
+  /** Every event read so far, in sequence order. */
+  events: StreamEvent[];
+  /** When each event arrived while this tab was watching (sequence → ms); the backlog read at start is not listed. */
+  seenAt: ReadonlyMap<number, number>;
+  loading: boolean;
+  error: unknown;
+  live: boolean;
+  setLive(live: boolean): void;
+  lastPolledAt: number | null;
+}
+
+const EventStreamContext = createContext<EventStream | null>(null);
+
+const POLL_MS = 1_500;
+const PAGE = 200;
+
+/**
+ * One reader of the caller's event stream for the whole console, exactly as a partner should
+ * read it: follow next_cursor page by page, then keep polling from the last cursor. New events
+ * also refresh whatever order, result and exception views are on screen.
+ */
+export function EventStreamProvider({ children }: { children: ReactNode }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const [events, setEvents] = useState<StreamEvent[]>([]);
+  const [seenAt] = useState(() => new Map<number, number>());
+  const [live, setLive] = useState(true);
+  // Until the first page without has_more, events are backlog, not arrivals.
+  const caughtUp = useRef(false);
+
+  const query = useQuery({
+    ...trpc.events.list.queryOptions({ cursor, limit: PAGE }),
+    refetchInterval: live ? POLL_MS : false,
+    refetchOnWindowFocus: false,
+    staleTime: 0,
+    // Moving to the next cursor keeps the last page on screen instead of flashing a loading state.
+    placeholderData: keepPreviousData,
+  });
+
+  const page = query.data?.data;
+  useEffect(() => {
+    if (!page) return;
+    if (page.events.length > 0) {
+      const now = Date.now();
+      const arriving = caughtUp.current;
+      setEvents((previous) => {
+        const last = previous.length > 0 ? previous[previous.length - 1].sequence : 0;
+        const fresh = page.events.filter((e) => e.sequence > last);
+        if (fresh.length === 0) return previous;
+        if (arriving) for (const e of fresh) seenAt.set(e.sequence, now);
+        return [...previous, ...fresh];
+      });
+      void queryClient.invalidateQueries(trpc.orders.pathFilter());
+      void queryClient.invalidateQueries(trpc.results.pathFilter());
+      void queryClient.invalidateQueries(trpc.console.orders.pathFilter());
+    }
+    if (!page.has_more) caughtUp.current = true;
+    if (page.next_cursor !== cursor) setCursor(page.next_cursor);
+  }, [page, cursor, queryClient, seenAt, trpc]);
+
+  const value = useMemo<EventStream>(
+    () => ({
+      events,
+      seenAt,
+      loading: query.isPending,
+      error: query.error,
+      live,
+      setLive,
+      lastPolledAt: query.dataUpdatedAt || null,
+    }),
+    [events, seenAt, query.isPending, query.error, live, query.dataUpdatedAt],
+  );
+  return <EventStreamContext.Provider value={value}>{children}</EventStreamContext.Provider>;
+}
+
+export function useEventStream(): EventStream {
+  const stream = useContext(EventStreamContext);
+  if (!stream) throw new Error('useEventStream outside EventStreamProvider');
+  return stream;
+}

@@ -1,0 +1,172 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { EventTimeline } from '../components/EventTimeline';
+import { ExceptionsPanel } from '../components/ExceptionsPanel';
+import { NextAction, OrderState } from '../components/OrderState';
+import { ResultsPanel } from '../components/ResultsPanel';
+import { ScenarioPanel } from '../components/ScenarioPanel';
+import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
+import { useEventStream } from '../event-stream';
+import { takeFlash } from '../flash';
+import { formatTime, humanize } from '../format';
+import { href } from '../routing';
+import { describeError, useTRPC } from '../trpc';
+
+export function OrderPage({ orderId }: { orderId: string }) {
+  const trpc = useTRPC();
+  const order = useQuery(trpc.orders.get.queryOptions({ orderId }));
+  const [flash] = useState(() => takeFlash(orderId));
+  const stream = useEventStream();
+  const orderEvents = stream.events.filter((e) => e.data.order_id === orderId);
+
+  if (order.isPending) return <Loading label="Reading the order…" />;
+  if (order.isError) {
+    const notFound = describeError(order.error).code === 'not_found';
+    return (
+      <section className="stack">
+        <p>
+          <a href={href.orders}>← Orders</a>
+        </p>
+        <h1>Order</h1>
+        {notFound ? (
+          <Empty>This key has no order with id <code>{orderId}</code>: it may belong to another client or environment.</Empty>
+        ) : (
+          <ErrorNotice error={order.error} onRetry={() => order.refetch()} />
+        )}
+      </section>
+    );
+  }
+  const o = order.data.data;
+
+  return (
+    <section className="stack-lg">
+      <p className="breadcrumb">
+        <a href={href.orders}>← Orders</a>
+      </p>
+      <header className="page-header order-header">
+        <div>
+          <p className="eyebrow">Order</p>
+          <h1>{o.external_order_id}</h1>
+          <p className="order-summary">
+            <OrderState lifecycle={o.lifecycle} detail={o.lifecycle_detail} />
+            <span className="muted">Next action:</span> <NextAction action={o.next_action} />
+          </p>
+        </div>
+      </header>
+      {flash && (
+        <p className="note note-good" role="status">
+          {flash}
+        </p>
+      )}
+
+      <div className="order-layout">
+        <article className="card" aria-labelledby="scenario-title">
+          <h2 id="scenario-title">Run a scenario</h2>
+          <ScenarioPanel orderId={orderId} />
+        </article>
+        <aside className="card order-events" aria-labelledby="order-events-title">
+          <h2 id="order-events-title">Events of this order</h2>
+          <p className="muted small">
+            <span className={`live-dot${stream.live ? ' is-live' : ''}`} aria-hidden="true" />
+            {stream.live ? 'Live from the event stream' : 'Live updates paused'} · {orderEvents.length} events
+          </p>
+          {stream.loading ? (
+            <Loading label="Reading the event stream…" />
+          ) : stream.error && orderEvents.length === 0 ? (
+            <ErrorNotice error={stream.error} title="The event stream could not be read." />
+          ) : (
+            <EventTimeline events={orderEvents} showOrder={false} emptyText="No events for this order yet." />
+          )}
+        </aside>
+      </div>
+
+      <article className="card" aria-labelledby="results-title">
+        <h2 id="results-title">Results</h2>
+        <ResultsPanel orderId={orderId} />
+      </article>
+
+      <article className="card" aria-labelledby="exceptions-title">
+        <h2 id="exceptions-title">Exceptions</h2>
+        <ExceptionsPanel orderId={orderId} />
+      </article>
+      <article className="card" aria-labelledby="details-title">
+        <h2 id="details-title">Order details</h2>
+        <dl className="facts">
+          <dt>Order id</dt>
+          <dd>
+            <code>{o.order_id}</code>
+          </dd>
+          <dt>Program / test</dt>
+          <dd>
+            <code>{o.program_id}</code> / <code>{o.item_id}</code>
+          </dd>
+          <dt>Subject</dt>
+          <dd>
+            <code>{o.external_subject_id}</code>
+          </dd>
+          <dt>Transmission</dt>
+          <dd>
+            {humanize(o.transmission.status)} · acknowledgement {humanize(o.transmission.ack_status)}
+            {o.transmission.external_order_ref && (
+              <>
+                {' '}
+                · ref <code>{o.transmission.external_order_ref}</code>
+              </>
+            )}
+          </dd>
+          <dt>Requisition</dt>
+          <dd>
+            {humanize(o.requisition.state)}
+            {o.requisition.requisition_id && (
+              <>
+                {' '}
+                · <code>{o.requisition.requisition_id}</code>
+              </>
+            )}
+          </dd>
+          <dt>Accession</dt>
+          <dd>{o.accession.accession_number ? <code>{o.accession.accession_number}</code> : '—'}</dd>
+          <dt>Created</dt>
+          <dd>{formatTime(o.created_at)}</dd>
+          <dt>Updated</dt>
+          <dd>{formatTime(o.updated_at)}</dd>
+        </dl>
+        <h3 className="h-small">Specimens</h3>
+        {o.specimens.length === 0 ? (
+          <p className="muted">No specimen collected yet.</p>
+        ) : (
+          <div className="table-wrap">
+            <table className="compact">
+              <thead>
+                <tr>
+                  <th scope="col">Specimen</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Collected</th>
+                  <th scope="col">Received</th>
+                </tr>
+              </thead>
+              <tbody>
+                {o.specimens.map((s) => (
+                  <tr key={s.specimen_id}>
+                    <td>
+                      <code>{s.specimen_code}</code>
+                      {s.recollection_of && <div className="muted small">replacement</div>}
+                    </td>
+                    <td>{humanize(s.specimen_type)}</td>
+                    <td>
+                      <Badge tone={s.status === 'rejected' ? 'bad' : 'neutral'}>{humanize(s.status)}</Badge>
+                      {s.rejection_reason && <div className="muted small">{s.rejection_reason}</div>}
+                    </td>
+                    <td className="nowrap">{formatTime(s.collected_at)}</td>
+                    <td className="nowrap">{formatTime(s.received_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </article>
+    </section>
+  );
+}

@@ -1,0 +1,43 @@
+import { useEffect, useState } from 'react';
+
+export type Route =
+  | { page: 'overview' }
+  | { page: 'fixtures' }
+  | { page: 'orders' }
+  | { page: 'order'; orderId: string }
+  | { page: 'events' }
+  | { page: 'not_found'; path: string };
+
+/** Hash routes keep every screen a plain link that works under any base path. */
+export function parseRoute(hash: string): Route {
+  const path = hash.replace(/^#/, '') || '/';
+  if (path === '/' || path === '') return { page: 'overview' };
+  if (path === '/fixtures') return { page: 'fixtures' };
+  if (path === '/orders') return { page: 'orders' };
+  if (path === '/events') return { page: 'events' };
+  const order = /^\/orders\/([0-9a-f-]{36})$/.exec(path);
+  if (order) return { page: 'order', orderId: order[1] };
+  return { page: 'not_found', path };
+}
+
+export const href = {
+  overview: '#/',
+  fixtures: '#/fixtures',
+  orders: '#/orders',
+  order: (orderId: string) => `#/orders/${orderId}`,
+  events: '#/events',
+};
+
+export function navigate(to: string): void {
+  window.location.hash = to.replace(/^#/, '');
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', update);
+    return () => window.removeEventListener('hashchange', update);
+  }, []);
+  return route;
+}
