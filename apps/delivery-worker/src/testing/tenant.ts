@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { catalogItems, programs, subjects, type Database } from '@lop/db';
+import { catalogItems, laboratories, programs, subjects, type Database } from '@lop/db';
 import {
   authenticate,
   createClient,
@@ -11,7 +11,6 @@ import {
   EVENT_TYPES,
   grantPrograms,
   loadConfig,
-  seedDemo,
   SCOPES,
   type Caller,
   type Config,
@@ -53,13 +52,15 @@ export interface Partner {
   subject: string;
 }
 
-/** A fresh API client of the demo laboratory with a sandbox program, an item, a key and a subject. */
+/** A fresh laboratory and API client with a sandbox program, an item, a key and a subject. */
 export async function newPartner(db: Database, sql: Sql): Promise<Partner> {
-  const demo = await seedDemo(db);
-  const client = await createClient(db, demo.laboratory_id, unique('Webhook Partner'));
+  // A laboratory of its own: other files in the same run count the demo laboratory's programs.
+  const name = unique('Webhook Laboratory');
+  const [laboratory] = await db.insert(laboratories).values({ displayName: name, legalName: name, operatingName: name }).returning();
+  const client = await createClient(db, laboratory.id, unique('Webhook Partner'));
   const [program] = await db
     .insert(programs)
-    .values({ laboratoryId: demo.laboratory_id, environment: 'sandbox', name: unique('Program'), currency: 'USD', jurisdiction: 'US', serviceGeography: ['US-CA'], collectionMethods: ['in_person_draw'] })
+    .values({ laboratoryId: laboratory.id, environment: 'sandbox', name: unique('Program'), currency: 'USD', jurisdiction: 'US', serviceGeography: ['US-CA'], collectionMethods: ['in_person_draw'] })
     .returning();
   const code = unique('T').toUpperCase();
   const [item] = await db
