@@ -169,6 +169,7 @@ export function fillBlocks(markdown: string, blocks: Record<string, string>): st
 }
 
 export const DOC_FILES = [
+  'README.md',
   'docs/getting-started.md',
   'docs/authentication.md',
   'docs/idempotency.md',
