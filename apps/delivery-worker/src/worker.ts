@@ -2,6 +2,7 @@ import type { AgentOptions } from 'node:https';
 import { pino, type Logger } from 'pino';
 import { connectDatabase } from '@lop/db';
 import {
+  countDeliveryAttempt,
   createDeliveryAgents,
   DELIVERY_QUEUE,
   loadConfig,
@@ -83,10 +84,12 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
         jobs.map(async (job) => {
           try {
             const outcome = await processDeliveryJob(processor, job.data, job.signal);
+            countDeliveryAttempt(outcome);
             logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome }, 'delivery attempt');
             return { id: job.id, status: 'completed' as const };
           } catch (error) {
             // Not a verdict on the receiver: the job is released and pg-boss runs it again later.
+            countDeliveryAttempt('released');
             logger.warn({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: error }, 'delivery attempt not finished; released for retry');
             return { id: job.id, status: 'failed' as const, output: { message: (error as Error).message } };
           }

@@ -1,14 +1,25 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import * as trpcExpress from '@trpc/server/adapters/express';
 import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
-import { buildOpenApiDocument, OPENAPI_PATH, PARTNER_BASE_PATH, PartnerError, partnerRouter, type Config, type DataProtector, type RequestContext } from '@lop/domain';
+import {
+  buildOpenApiDocument,
+  OPENAPI_PATH,
+  PARTNER_BASE_PATH,
+  PartnerError,
+  partnerRouter,
+  type Config,
+  type DataProtector,
+  type RequestContext,
+} from '@lop/domain';
 import { jsonBody } from './http/body';
 import { partnerRest } from './http/partner-rest';
 import { publicDocuments } from './http/public-documents';
 import { createOrderRateLimit } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
+import { requestMetrics } from './http/request-metrics';
 import { sendError } from './http/send-error';
 
 export interface AppDependencies {
@@ -18,13 +29,16 @@ export interface AppDependencies {
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
   consoleDir?: string;
+  /** Where request durations are recorded (Prometheus); none when metrics are off. */
+  metrics?: Registry;
 }
 
-export function createApp({ database, config, logger, protector, consoleDir }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir, metrics }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId);
+  if (metrics) app.use(requestMetrics(metrics));
   app.use(
     pinoHttp({
       logger,
@@ -109,6 +123,10 @@ function bodyParserError(error: unknown): PartnerError | null {
   switch (type) {
     case 'entity.parse.failed':
       return new PartnerError('invalid_request', 'The request body is not valid JSON.', { details: [{ issue: 'malformed_json' }] });
+    case 'entity.not.object':
+      return new PartnerError('invalid_request', 'The request body must be a JSON object.', { details: [{ issue: 'not_an_object' }] });
+    case 'entity.too.deep':
+      return new PartnerError('invalid_request', 'The request body nests JSON too deeply.', { details: [{ issue: 'too_deeply_nested' }] });
     case 'entity.too.large':
       return new PartnerError('payload_too_large', 'The request body is too large (100 KB at most).');
     case 'charset.unsupported':

@@ -1,8 +1,21 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { attachDeliveryQueue, ConfigError, loadConfig, LOOPBACK_ALLOWANCE_WARNING, openDeliveryQueue, protectorFor, webhookSettings, type Config } from '@lop/domain';
+import {
+  attachDeliveryQueue,
+  ConfigError,
+  loadConfig,
+  LOOPBACK_ALLOWANCE_WARNING,
+  metricsHandler,
+  openDeliveryQueue,
+  protectorFor,
+  registerBacklogGauges,
+  webhookSettings,
+  type Config,
+} from '@lop/domain';
 import { createApp } from './app';
+import { newRequestId } from './http/request-id';
 
 export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.sandbox_key', '*.key', '*.secret', '*.patient', '*.ordering_provider', '*.aoe_answers', '*.clinical_notes'];
 
@@ -15,11 +28,28 @@ export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, de
 export interface RunningApi {
   server: Server;
   url: string;
+  /** Origin of the internal Prometheus endpoint (`${metricsUrl}/metrics`), when metrics are served. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
-/** Starts the partner API on an already migrated database. */
-export async function startPartnerApi(options: { config: Config; databaseUrl: string; logger: Logger; consoleDir?: string }): Promise<RunningApi> {
+export interface MetricsOptions {
+  /** Internal port for GET /metrics; 0 = any free port (tests). */
+  port: number;
+  host?: string;
+}
+
+const listen = (server: Server, port: number, host: string) =>
+  new Promise<string>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve(`http://${host}:${typeof address === 'object' && address ? address.port : port}`);
+    });
+  });
+
+/** Starts the partner API on an already migrated database; with `metrics`, also its internal Prometheus endpoint. */
+export async function startPartnerApi(options: { config: Config; databaseUrl: string; logger: Logger; consoleDir?: string; metrics?: MetricsOptions }): Promise<RunningApi> {
   const database = connectDatabase(options.databaseUrl, { max: options.config.PARTNER_DB_POOL_SIZE, applicationName: 'partner-api' });
   // Enqueue-only pg-boss (no workers here): webhook jobs are inserted in the transaction that writes the events.
   const webhookQueue = await openDeliveryQueue({
@@ -31,24 +61,47 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   });
   const detachWebhookQueue = attachDeliveryQueue(webhookQueue);
   if (options.config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK) options.logger.warn(LOOPBACK_ALLOWANCE_WARNING);
-  const app = createApp({ database, config: options.config, logger: options.logger, protector: protectorFor(options.config), consoleDir: options.consoleDir });
+  const registry = options.metrics ? new Registry() : undefined;
+  if (registry) registerBacklogGauges(registry, database.sql);
+  const app = createApp({ database, config: options.config, logger: options.logger, protector: protectorFor(options.config), consoleDir: options.consoleDir, metrics: registry });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  // Requests Node's HTTP parser refuses (bad request line, control characters in a header) never
+  // reach express; they still get the error envelope instead of Node's bare 400.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const id = newRequestId();
+    const body = JSON.stringify({ error: { code: 'invalid_request', message: 'The HTTP request is malformed.' }, request_id: id });
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.config.PORT;
+  // Internal only: scraped by Prometheus, never exposed with the partner port.
+  const metricsServer = registry ? createServer(metricsHandler(() => [registry])) : undefined;
+  const metricsUrl = metricsServer ? await listen(metricsServer, options.metrics!.port, options.metrics!.host ?? options.config.HOST) : undefined;
   return {
     server,
     url: `http://${options.config.HOST}:${port}`,
+    metricsUrl,
     // Graceful: stop accepting, let in-flight requests finish, then release the pool.
     close: async () => {
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // Keep-alive connections whose last request finishes after close() would otherwise stay open until the fallback.
+        const sweep = setInterval(() => server.closeIdleConnections(), 100);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 10_000).unref();
       });
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
       detachWebhookQueue();
       await webhookQueue.boss.stop({ graceful: false });
       await database.close();
@@ -70,8 +123,9 @@ async function main() {
   const logger = createLogger(config, 'partner-api');
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
-  const api = await startPartnerApi({ config, databaseUrl: location.url, logger });
-  logger.info({ url: api.url, database: location.source }, 'partner API listening');
+  const metrics = config.PARTNER_METRICS_PORT > 0 ? { port: config.PARTNER_METRICS_PORT } : undefined;
+  const api = await startPartnerApi({ config, databaseUrl: location.url, logger, metrics });
+  logger.info({ url: api.url, metrics: api.metricsUrl ? `${api.metricsUrl}/metrics` : 'off', database: location.source }, 'partner API listening');
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await api.close();

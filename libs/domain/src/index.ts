@@ -34,3 +34,4 @@ export * from './routers-internal/laboratory';
 export type { OperatorContext } from './routers-internal/trpc';
 export * from './webhooks';
 export * from './sandbox';
+export * from './metrics/metrics';

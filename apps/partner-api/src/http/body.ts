@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 
 export const MAX_BODY_BYTES = 100 * 1024;
 
-/** JSON bodies only, at most 100 KB; an empty body counts as `{}` so body-less POST/PUT calls work. */
+/** JSON object bodies only, at most 100 KB and 32 levels deep; an empty body counts as `{}` so body-less POST/PUT calls work. */
 export function jsonBody() {
   const parse = express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -12,6 +12,28 @@ export function jsonBody() {
       req.body = {};
       return next();
     }
-    parse(req, res, next);
+    parse(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      // Deeply nested JSON parses fine but overflows the stack of whatever walks it later (a 500).
+      if (nestingExceeds(req.body, MAX_JSON_DEPTH)) return next(Object.assign(new Error('JSON nested too deeply'), { type: 'entity.too.deep' }));
+      // Every partner body is an object; an array would otherwise be spread into the input as `{}`.
+      if (Array.isArray(req.body)) return next(Object.assign(new Error('JSON body is not an object'), { type: 'entity.not.object' }));
+      next();
+    });
   };
+}
+
+/** No partner body nests deeper than a few levels; 32 leaves ample room. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Iterative, so the check itself cannot overflow. */
+export function nestingExceeds(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= maxDepth) return true;
+    for (const child of Object.values(current)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -40,6 +40,9 @@ const configSchema = z.object({
     .optional(),
   // Order creations allowed per API key per minute, shared by all replicas.
   PARTNER_CREATE_ORDER_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(120),
+  // Internal Prometheus endpoints (GET /metrics), never on the partner port; 0 = off.
+  PARTNER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  PARTNER_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,5 +1,5 @@
-import { and, eq } from 'drizzle-orm';
-import { orders, type Database } from '@lop/db';
+import { and, eq, sql } from 'drizzle-orm';
+import { orders, specimens, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
 import { appendEvents, type Transaction } from '../events/append';
@@ -10,7 +10,7 @@ import { resolveRequirements } from '../requirements/requirements';
 import type { DataProtector } from '../security/protector';
 import { isSubjectLinked } from '../subjects/subjects';
 import { IllegalTransitionError } from './lifecycle';
-import { orderResource, type OrderRow } from './order-resource';
+import { orderResource, toOrderResource, type OrderRow, type SpecimenRow } from './order-resource';
 import type { CreateOrderBody, Order } from './orders.schemas';
 import { changeOrderState, lockOrder, orderEvent } from './state-change';
 
@@ -71,7 +71,8 @@ export async function createOrder(tx: Transaction, protector: DataProtector, cal
     .onConflictDoNothing()
     .returning();
   if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
-  const resource = await orderResource(tx, order);
+  // A new order has no specimens yet (laboratory operations add them later): no query needed.
+  const resource = toOrderResource(order, []);
   // Last: appending takes the stream's counter lock, held until commit (see appendEvents).
   await appendEvents(tx, { clientId: caller.clientId, environment: caller.environment }, [orderEvent(order, 'order.created', now)]);
   return resource;
@@ -87,8 +88,69 @@ export async function findOrderForCaller(db: Pick<Database, 'select'>, caller: C
   return order;
 }
 
+/** A specimen row as PostgreSQL's json_agg writes it: snake_case keys, ISO 8601 timestamps. */
+interface SpecimenJson {
+  id: string;
+  order_id: string;
+  specimen_code: string;
+  specimen_type: string;
+  status: string;
+  accession_number: string | null;
+  rejection_reason: string | null;
+  collected_at: string | null;
+  received_at: string | null;
+  recollection_of: string | null;
+  created_at: string;
+}
+
+const dateOrNull = (value: string | null) => (value === null ? null : new Date(value));
+
+function specimenFromJson(s: SpecimenJson): SpecimenRow {
+  return {
+    id: s.id,
+    orderId: s.order_id,
+    specimenCode: s.specimen_code,
+    specimenType: s.specimen_type,
+    status: s.status,
+    accessionNumber: s.accession_number,
+    rejectionReason: s.rejection_reason,
+    collectedAt: dateOrNull(s.collected_at),
+    receivedAt: dateOrNull(s.received_at),
+    recollectionOf: s.recollection_of,
+    createdAt: new Date(s.created_at),
+  };
+}
+
+/**
+ * GET /v1/orders/{id} is the hottest read: the order and its specimens come back in one round
+ * trip, through a statement prepared once per connection pool (no query building per request).
+ */
+function prepareGetOrder(db: Database) {
+  return db
+    .select({
+      order: orders,
+      // Spelled out: inside a selection drizzle renders ${orders.id} unqualified, which here would mean s.id.
+      specimens: sql<SpecimenJson[]>`(select coalesce(json_agg(s order by s.created_at, s.id), '[]'::json) from ${specimens} s where s.order_id = "orders"."id")`,
+    })
+    .from(orders)
+    .where(
+      and(
+        eq(orders.id, sql.placeholder('orderId')),
+        eq(orders.clientId, sql.placeholder('clientId')),
+        eq(orders.environment, sql.placeholder('environment')),
+        eq(orders.laboratoryId, sql.placeholder('laboratoryId')),
+      ),
+    )
+    .prepare('partner_get_order');
+}
+const preparedGetOrder = new WeakMap<Database, ReturnType<typeof prepareGetOrder>>();
+
 export async function getOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
-  return orderResource(db, await findOrderForCaller(db, caller, orderId));
+  let prepared = preparedGetOrder.get(db);
+  if (!prepared) preparedGetOrder.set(db, (prepared = prepareGetOrder(db)));
+  const [row] = await prepared.execute({ orderId, clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
+  if (!row) throw notFound('order');
+  return toOrderResource(row.order, row.specimens.map(specimenFromJson));
 }
 
 /** Partner cancel: allowed until a specimen is collected; otherwise 409 and nothing changes. */

@@ -1,0 +1,104 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, Registry, register as processRegistry } from 'prom-client';
+import type { Sql } from '@lop/db';
+
+/**
+ * Prometheus metrics shared by the processes (DESIGN §12): the webhook delivery counter, the
+ * delivery backlog read from PostgreSQL at scrape time, and the /metrics handler. The HTTP server
+ * that serves them listens on an internal port owned by each app, never the partner port.
+ */
+
+/** Outcomes of one delivery job: the verdicts of process-delivery.ts, or `released` when the attempt could not finish. */
+export type DeliveryAttemptOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due' | 'released';
+
+/** Per process, in prom-client's default registry: a worker running inside another process (npm start) shows up there too. */
+export const deliveryAttempts = new Counter({
+  name: 'partner_webhook_delivery_attempts_total',
+  help: 'Webhook delivery jobs run by this process, by outcome (released = the attempt could not finish and pg-boss runs it again).',
+  labelNames: ['outcome'] as const,
+  registers: [processRegistry],
+});
+
+export function countDeliveryAttempt(outcome: DeliveryAttemptOutcome): void {
+  deliveryAttempts.inc({ outcome });
+}
+
+export interface DeliveryBacklog {
+  /** Pending deliveries whose next attempt is due now (the queue depth a worker has to drain). */
+  due: number;
+  /** Pending deliveries waiting for a scheduled retry. */
+  scheduled: number;
+  /** Seconds the oldest due delivery has been waiting since it became due; 0 when none is due. */
+  oldestDueSeconds: number;
+}
+
+/** The delivery backlog as PostgreSQL sees it: the delivery rows are the truth, pg-boss jobs only wake workers. */
+export async function readDeliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
+  const [row] = await sql<{ due: number; scheduled: number; oldest_due_seconds: number }[]>`
+    select count(*) filter (where coalesce(next_attempt_at, created_at) <= now())::int as due,
+           count(*) filter (where next_attempt_at > now())::int as scheduled,
+           coalesce(extract(epoch from now() - min(coalesce(next_attempt_at, created_at)) filter (where coalesce(next_attempt_at, created_at) <= now())), 0)::float8 as oldest_due_seconds
+    from webhook_deliveries where state = 'pending'`;
+  return { due: row.due, scheduled: row.scheduled, oldestDueSeconds: row.oldest_due_seconds };
+}
+
+/**
+ * Queue depth and outbox lag as gauges, read when scraped. A scrape while the database is
+ * unreachable leaves them out (and counts the failure) instead of failing the whole scrape.
+ */
+export function registerBacklogGauges(registry: Registry, sql: Sql): void {
+  const failures = new Counter({ name: 'partner_metrics_database_read_failures_total', help: 'Scrapes whose database-backed gauges could not be read.', registers: [registry] });
+  let reading: Promise<DeliveryBacklog | null> | null = null;
+  // One query per scrape, shared by the gauges below.
+  const backlog = () =>
+    (reading ??= readDeliveryBacklog(sql)
+      .catch(() => {
+        failures.inc();
+        return null;
+      })
+      .finally(() => setImmediate(() => (reading = null))));
+  new Gauge({
+    name: 'partner_webhook_queue_depth',
+    help: 'Pending webhook deliveries, by whether their next attempt is due now or scheduled for a retry later.',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const b = await backlog();
+      this.reset();
+      if (!b) return;
+      this.set({ state: 'due' }, b.due);
+      this.set({ state: 'scheduled' }, b.scheduled);
+    },
+  });
+  new Gauge({
+    name: 'partner_webhook_outbox_lag_seconds',
+    help: 'How long the oldest due webhook delivery has waited since it became due (0 when none is waiting): committed events not yet delivered.',
+    registers: [registry],
+    async collect() {
+      const b = await backlog();
+      this.reset();
+      if (b) this.set(b.oldestDueSeconds);
+    },
+  });
+}
+
+/** The process's own metrics (CPU, resident memory, heap, event loop lag, GC), collected once per process. */
+export function collectProcessMetrics(): void {
+  if (!processRegistry.getSingleMetric('process_resident_memory_bytes')) collectDefaultMetrics({ register: processRegistry });
+}
+
+/** GET /metrics in the Prometheus text format; `registries` are merged at each scrape. */
+export function metricsHandler(registries: () => Registry[]) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    collectProcessMetrics();
+    const merged = Registry.merge([...registries(), processRegistry]);
+    merged.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': merged.contentType }).end(text),
+      (error: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${(error as Error).message}\n`),
+    );
+  };
+}

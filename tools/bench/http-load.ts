@@ -1,0 +1,93 @@
+import autocannon from 'autocannon';
+import { cpuTimeOf } from './processes';
+
+/** What one load run measured. Latencies in milliseconds. */
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  total: number;
+  /** Responses whose status was not the expected one, and transport errors/timeouts. */
+  failures: number;
+  statusCodes: Record<string, number>;
+  /** CPU time the server process spent per answered request (less sensitive to machine load than throughput). */
+  cpuMsPerRequest: number | null;
+}
+
+export interface LoadOptions {
+  url: string;
+  title: string;
+  seconds: number;
+  connections: number;
+  /** Requests per second over all connections; omitted = as fast as the server answers (peak). */
+  rate?: number;
+  /** Builds each request: path, method, headers, body. */
+  request: () => { path: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string };
+  expectStatus: number;
+  /** The server's process id, to measure its CPU time per request. */
+  pid?: number;
+}
+
+/** One autocannon run, with its progress bar on an interactive terminal. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const instance = autocannon({
+    url: options.url,
+    title: options.title,
+    connections: options.connections,
+    duration: options.seconds,
+    timeout: 10,
+    ...(options.rate ? { overallRate: options.rate } : {}),
+    requests: [
+      {
+        setupRequest: (request) => {
+          const next = options.request();
+          return { ...request, method: next.method ?? 'GET', path: next.path, headers: { ...request.headers, ...next.headers }, body: next.body };
+        },
+      },
+    ],
+  });
+  const interactive = Boolean(process.stderr.isTTY);
+  // Without a callback autocannon returns its instance, which is also a promise of the result.
+  autocannon.track(instance as unknown as autocannon.Instance, { outputStream: process.stderr, renderProgressBar: interactive, renderResultsTable: false, renderLatencyTable: false });
+  if (!interactive) process.stderr.write(`  ${options.title}: ${options.seconds} s, ${options.connections} connections${options.rate ? `, ${options.rate} req/s` : ''}\n`);
+  const cpuBefore = options.pid ? cpuTimeOf(options.pid) : null;
+  const result = await instance;
+  const cpuAfter = options.pid ? cpuTimeOf(options.pid) : null;
+  const statusCodes: Record<string, number> = {};
+  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = (stats as { count: number }).count;
+  const expected = statusCodes[String(options.expectStatus)] ?? 0;
+  const total = Object.values(statusCodes).reduce((a, b) => a + b, 0);
+  return {
+    requestsPerSecond: expected / (result.duration || options.seconds),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total,
+    failures: total - expected + result.errors + result.timeouts,
+    statusCodes,
+    cpuMsPerRequest: cpuBefore !== null && cpuAfter !== null && total > 0 ? Number(((cpuAfter - cpuBefore) / total).toFixed(3)) : null,
+  };
+}
+
+/** Follows the event stream from the start, page by page (limit 500), until `count` events are read. Events per second. */
+export async function pageEvents(base: string, key: string, count: number): Promise<{ eventsPerSecond: number; events: number; pages: number; seconds: number }> {
+  let cursor: string | undefined;
+  let events = 0;
+  let pages = 0;
+  let lastSequence = 0;
+  const started = performance.now();
+  while (events < count) {
+    const response = await fetch(`${base}/v1/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
+    if (response.status !== 200) throw new Error(`GET /v1/events answered ${response.status}: ${await response.text()}`);
+    const body = (await response.json()) as { data: { events: { sequence: number }[]; next_cursor: string; has_more: boolean } };
+    for (const event of body.data.events) {
+      if (event.sequence !== lastSequence + 1) throw new Error(`event stream gap: ${lastSequence} then ${event.sequence}`);
+      lastSequence = event.sequence;
+    }
+    events += body.data.events.length;
+    pages++;
+    cursor = body.data.next_cursor;
+    if (!body.data.has_more) break;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { eventsPerSecond: events / seconds, events, pages, seconds };
+}

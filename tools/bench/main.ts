@@ -1,0 +1,183 @@
+/**
+ * `npm run bench`: the partner API against a BASELINE (bare node:http + postgres.js, same SQL), in
+ * one run, on a fresh database with realistic data; then webhook delivery latency and drain rate.
+ * Writes bench/results/<date>.json and .md and prints the markdown table.
+ *
+ *   npm run bench                     # full run, about 4-5 minutes
+ *   npm run bench -- --quick          # CI-sized: small data, 3 s per measurement
+ *   npm run bench -- --seconds 20 --connections 32 --orders 10000 --no-webhooks
+ *
+ * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
+ * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { connectDatabase, createTestDatabase, locateDatabase } from '@lop/db';
+import { loadConfig, PARTNER_BASE_PATH } from '@lop/domain';
+import { pageEvents, runLoad, type LoadResult } from './http-load';
+import { loadBenchData } from './load-data';
+import { bundle, freePort, REPO_ROOT, rssOf, sampleRss, startService, type ServiceProcess } from './processes';
+import { checkTargets, markdownReport, type BenchResults } from './report';
+import { measureWebhooks } from './webhooks';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    seconds: { type: 'string' },
+    connections: { type: 'string' },
+    orders: { type: 'string' },
+    events: { type: 'string' },
+    'webhook-rate': { type: 'string' },
+    'webhook-seconds': { type: 'string' },
+    backlog: { type: 'string' },
+    'no-webhooks': { type: 'boolean', default: false },
+    'log-level': { type: 'string', default: 'info' },
+    out: { type: 'string', default: join(REPO_ROOT, 'bench/results') },
+    'keep-database': { type: 'boolean', default: false },
+    // Run the API from its TypeScript sources through tsx instead of the production bundle.
+    source: { type: 'boolean', default: false },
+    // V8 flags for the API process. Without a heap cap V8 lets the old generation's committed size
+    // grow to several times the live heap under load (about 240 MB RSS for a 35 MB live heap here).
+    'api-node-options': { type: 'string', default: '--max-old-space-size=128' },
+  },
+});
+const quick = values.quick!;
+const num = (value: string | undefined, full: number, small: number) => (value === undefined ? (quick ? small : full) : Number(value));
+const settings = {
+  seconds: num(values.seconds, 12, 3),
+  connections: num(values.connections, 16, 8),
+  orders: num(values.orders, 10_000, 1_000),
+  events: num(values.events, 100_000, 10_000),
+  webhookRate: num(values['webhook-rate'], 100, 100),
+  webhookSeconds: num(values['webhook-seconds'], 10, 3),
+  backlog: num(values.backlog, 10_000, 1_000),
+  logLevel: values['log-level']!,
+  poolSize: 10,
+};
+const warmupSeconds = Math.max(1, Math.round(settings.seconds / 4));
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+const config = loadConfig();
+const loadBefore = loadavg();
+say(`bench: ${quick ? 'quick' : 'full'} run; ${cpus().length} cores, load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')}`);
+const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
+const benchDatabase = await createTestDatabase(location.url, 'bench');
+say(`database: fresh ${new URL(benchDatabase.url).pathname.slice(1)} on ${location.source === 'url' ? "DATABASE_URL's server" : 'the embedded PostgreSQL'}`);
+
+const services: ServiceProcess[] = [];
+try {
+  const loader = connectDatabase(benchDatabase.url, { max: 4, applicationName: 'bench-loader' });
+  const data = await loadBenchData(loader, { orders: settings.orders, log: (line) => say(`data: ${line}`) }).finally(() => loader.close());
+
+  const env = {
+    DATABASE_URL: benchDatabase.url,
+    LOG_LEVEL: settings.logLevel,
+    PARTNER_DB_POOL_SIZE: String(settings.poolSize),
+    PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    PARTNER_CREATE_ORDER_RATE_LIMIT: '100000',
+    PARTNER_METRICS_PORT: String(await freePort()),
+  };
+  // The API as production runs it: the bundle `nx build` makes (tools/build/bundle.mjs), on plain node.
+  let apiEntry = 'apps/partner-api/src/main.ts';
+  if (!values.source) {
+    apiEntry = 'tmp/bench/partner-api/main.js';
+    await bundle('apps/partner-api/src/main.ts', join(REPO_ROOT, apiEntry));
+  }
+  const api = await startService(apiEntry, { ...env, NODE_OPTIONS: values['api-node-options']! }, { port: await freePort(), readyPath: '/readyz' });
+  services.push(api);
+  const baseline = await startService('tools/bench/baseline-server.ts', env, { port: await freePort() });
+  services.push(baseline);
+  const rss = sampleRss(api.pid);
+  say(`services: partner API ${api.url} (pid ${api.pid}), baseline ${baseline.url}`);
+
+  const auth = { authorization: `Bearer ${data.key}` };
+  let next = 0;
+  const getRequest = () => ({ path: `${PARTNER_BASE_PATH}/v1/orders/${data.orderIds[next++ % data.orderIds.length]}`, headers: auth });
+  let created = 0;
+  const runId = randomBytes(3).toString('hex');
+  const createRequest = () => {
+    const n = created++;
+    return {
+      method: 'POST' as const,
+      path: `${PARTNER_BASE_PATH}/v1/orders`,
+      headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': `bench-${runId}-${n}` },
+      body: JSON.stringify({ external_order_id: `bench-create-${runId}-${n}`, program_id: data.programId, item_id: data.itemId, external_subject_id: data.subject, collection: 'in_person_draw', region: 'US-CA' }),
+    };
+  };
+  const load = (service: ServiceProcess, title: string, request: typeof getRequest | typeof createRequest, expectStatus: number, rate?: number, seconds = settings.seconds) =>
+    runLoad({ url: service.url, title, seconds, connections: settings.connections, rate, request, expectStatus, pid: service.pid });
+
+  say('GET /v1/orders/{id}');
+  await load(api, 'warm-up API', getRequest, 200, undefined, warmupSeconds);
+  await load(baseline, 'warm-up baseline', getRequest, 200, undefined, warmupSeconds);
+  const getPeakApi = await load(api, 'API GET order, peak', getRequest, 200);
+  const getPeakBaseline = await load(baseline, 'baseline GET order, peak', getRequest, 200);
+  const halfApi = Math.max(1, Math.round(getPeakApi.requestsPerSecond / 2));
+  const halfBaseline = Math.max(1, Math.round(getPeakBaseline.requestsPerSecond / 2));
+  const getHalfApi = await load(api, 'API GET order, half of peak', getRequest, 200, halfApi);
+  const getHalfBaseline = await load(baseline, 'baseline GET order, half of peak', getRequest, 200, halfBaseline);
+
+  say('POST /v1/orders');
+  await load(api, 'warm-up API', createRequest, 201, undefined, warmupSeconds);
+  await load(baseline, 'warm-up baseline', createRequest, 201, undefined, warmupSeconds);
+  const createApi = await load(api, 'API create order, peak', createRequest, 201);
+  const createBaseline = await load(baseline, 'baseline create order, peak', createRequest, 201);
+
+  say('GET /v1/events');
+  const eventCount = Math.min(settings.events, data.eventCount);
+  const eventsApi = await pageEvents(api.url + PARTNER_BASE_PATH, data.key, eventCount);
+  const eventsBaseline = await pageEvents(baseline.url + PARTNER_BASE_PATH, data.key, eventCount);
+  say(`  API ${Math.round(eventsApi.eventsPerSecond)} events/s, baseline ${Math.round(eventsBaseline.eventsPerSecond)} events/s`);
+
+  rss.stop();
+  const afterLoad = rssOf(api.pid) ?? rss.last();
+  const apiErrors = api.stderr().trim();
+  for (const service of services.splice(0)) await service.stop();
+  if (apiErrors) say(`partner API stderr: ${apiErrors.slice(-1000)}`);
+
+  say('webhooks');
+  const webhooks = values['no-webhooks']
+    ? { measured: false as const, reason: 'skipped (--no-webhooks)' }
+    : await measureWebhooks({ serverUrl: location.url, rate: settings.webhookRate, seconds: settings.webhookSeconds, backlog: settings.backlog, timeoutMs: 240_000 });
+
+  const date = new Date().toISOString();
+  const partial: Omit<BenchResults, 'targets'> = {
+    date,
+    quick,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      node: process.versions.node,
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadavg(),
+      note: 'The load generator, both servers and PostgreSQL share these cores; other processes on the machine count in the load average.',
+    },
+    settings: { ...settings, warmupSeconds, api: apiEntry, apiNodeOptions: values['api-node-options']! },
+    data: { orders: data.orderIds.length, events: data.eventCount },
+    getOrder: { peak: { api: getPeakApi, baseline: getPeakBaseline }, half: { api: getHalfApi, baseline: getHalfBaseline }, halfRate: { api: halfApi, baseline: halfBaseline } },
+    createOrder: { api: createApi, baseline: createBaseline },
+    events: { api: eventsApi, baseline: eventsBaseline },
+    webhooks,
+    rss: { peakBytes: rss.peak(), afterLoadBytes: afterLoad },
+  };
+  const results: BenchResults = { ...partial, targets: checkTargets(partial) };
+  const markdown = markdownReport(results);
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${date.slice(0, 16).replace(':', '')}Z${quick ? '-quick' : ''}`;
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(values.out!, `${name}.md`), markdown);
+  console.log(markdown);
+  say(`written: ${join(values.out!, `${name}.json`)} and .md`);
+  for (const failed of [getPeakApi, getHalfApi, createApi] as LoadResult[]) {
+    if (failed.failures > 0) say(`note: ${failed.failures} unexpected responses: ${JSON.stringify(failed.statusCodes)}`);
+  }
+} finally {
+  for (const service of services) await service.stop().catch(() => undefined);
+  if (!values['keep-database']) await benchDatabase.drop();
+  else say(`database kept: ${benchDatabase.url}`);
+  await location.stop();
+}
+process.exit(0);

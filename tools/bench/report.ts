@@ -1,0 +1,95 @@
+import type { LoadResult } from './http-load';
+import type { NotMeasured, WebhookFigures } from './webhooks';
+
+export interface PairedLoad {
+  api: LoadResult;
+  baseline: LoadResult;
+}
+
+export interface BenchResults {
+  date: string;
+  quick: boolean;
+  machine: { cpus: number; cpuModel: string; node: string; loadAverageBefore: number[]; loadAverageAfter: number[]; note: string };
+  settings: Record<string, number | string | boolean>;
+  data: { orders: number; events: number };
+  getOrder: { peak: PairedLoad; half: PairedLoad; halfRate: { api: number; baseline: number } };
+  createOrder: PairedLoad;
+  events: { api: { eventsPerSecond: number; events: number; pages: number; seconds: number }; baseline: { eventsPerSecond: number; events: number; pages: number; seconds: number } };
+  webhooks: WebhookFigures | NotMeasured;
+  rss: { peakBytes: number; afterLoadBytes: number };
+  targets: TargetCheck[];
+}
+
+export interface TargetCheck {
+  name: string;
+  target: string;
+  value: string;
+  met: boolean | null;
+}
+
+const round = (n: number, digits = 0) => Number(n.toFixed(digits));
+const mb = (bytes: number) => round(bytes / 1024 / 1024, 1);
+
+/** The issue's targets for a 2-core machine, checked against one run. `null` = not measured. */
+export function checkTargets(r: Omit<BenchResults, 'targets'>): TargetCheck[] {
+  const getRatio = r.getOrder.peak.api.requestsPerSecond / r.getOrder.peak.baseline.requestsPerSecond;
+  const createRatio = r.createOrder.api.requestsPerSecond / r.createOrder.baseline.requestsPerSecond;
+  const checks: TargetCheck[] = [
+    { name: 'GET order throughput vs baseline', target: '≥ 0.6 ×', value: `${round(getRatio, 2)} ×`, met: getRatio >= 0.6 },
+    { name: 'GET order p99 at half of peak', target: '≤ 25 ms', value: `${round(r.getOrder.half.api.p99, 1)} ms`, met: r.getOrder.half.api.p99 <= 25 },
+    { name: 'create order throughput vs baseline', target: '≥ 0.5 ×', value: `${round(createRatio, 2)} ×`, met: createRatio >= 0.5 },
+    { name: 'event paging', target: '≥ 20,000 events/s', value: `${round(r.events.api.eventsPerSecond)} events/s`, met: r.events.api.eventsPerSecond >= 20_000 },
+  ];
+  const w = r.webhooks;
+  checks.push(
+    { name: 'webhook delivery p50', target: '≤ 50 ms', value: w.measured ? `${w.p50} ms` : 'not measured', met: w.measured ? w.p50 <= 50 : null },
+    { name: 'webhook delivery p99', target: '≤ 250 ms', value: w.measured ? `${w.p99} ms` : 'not measured', met: w.measured ? w.p99 <= 250 : null },
+    { name: 'backlog drain', target: '≥ 1,000 deliveries/s', value: w.measured ? `${w.drainPerSecond} deliveries/s` : 'not measured', met: w.measured ? w.drainPerSecond >= 1000 : null },
+    { name: 'API RSS under load (peak)', target: '≤ 200 MB', value: `${mb(r.rss.peakBytes)} MB`, met: r.rss.peakBytes <= 200 * 1024 * 1024 },
+  );
+  return checks;
+}
+
+const fmt = (n: number) => round(n).toLocaleString('en-US');
+const ms = (n: number) => `${round(n, 1)} ms`;
+const cpu = (r: LoadResult) => (r.cpuMsPerRequest === null ? '–' : `${r.cpuMsPerRequest.toFixed(2)} ms`);
+const cpuRatio = (a: LoadResult, b: LoadResult) => (a.cpuMsPerRequest && b.cpuMsPerRequest ? `${round(a.cpuMsPerRequest / b.cpuMsPerRequest, 1)} × the CPU` : '–');
+const ratio = (a: number, b: number) => (b > 0 ? `${round(a / b, 2)} ×` : '–');
+
+/** The markdown summary: figures with their baseline and ratio, then the targets. */
+export function markdownReport(r: BenchResults): string {
+  const g = r.getOrder;
+  const c = r.createOrder;
+  const e = r.events;
+  const w = r.webhooks;
+  const lines = [
+    `## Benchmark ${r.date}${r.quick ? ' (quick)' : ''}`,
+    '',
+    `${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}; load average before ${r.machine.loadAverageBefore.map((n) => n.toFixed(2)).join(' / ')}, after ${r.machine.loadAverageAfter.map((n) => n.toFixed(2)).join(' / ')}. ${r.machine.note}`,
+    `Data: ${fmt(r.data.orders)} orders with specimens, released results and ${fmt(r.data.events)} events. API: ${r.settings.api} with NODE_OPTIONS=${r.settings.apiNodeOptions || '(none)'}, LOG_LEVEL=${r.settings.logLevel}, pool ${r.settings.poolSize}. Baseline = bare node:http + postgres.js running the same SQL, same pool.`,
+    '',
+    '| measure | partner API | baseline | API ÷ baseline |',
+    '|---|---|---|---|',
+    `| GET /v1/orders/{id} at peak (${r.settings.connections} connections): requests/s | ${fmt(g.peak.api.requestsPerSecond)} | ${fmt(g.peak.baseline.requestsPerSecond)} | ${ratio(g.peak.api.requestsPerSecond, g.peak.baseline.requestsPerSecond)} |`,
+    `| GET /v1/orders/{id} at peak: p50 / p99 | ${ms(g.peak.api.p50)} / ${ms(g.peak.api.p99)} | ${ms(g.peak.baseline.p50)} / ${ms(g.peak.baseline.p99)} | |`,
+    `| GET /v1/orders/{id} at half of its peak (${fmt(g.halfRate.api)} / ${fmt(g.halfRate.baseline)} req/s): p50 / p99 | ${ms(g.half.api.p50)} / ${ms(g.half.api.p99)} | ${ms(g.half.baseline.p50)} / ${ms(g.half.baseline.p99)} | |`,
+    `| GET /v1/orders/{id} at peak: server CPU per request | ${cpu(g.peak.api)} | ${cpu(g.peak.baseline)} | ${cpuRatio(g.peak.api, g.peak.baseline)} |`,
+    `| POST /v1/orders at peak: orders/s | ${fmt(c.api.requestsPerSecond)} | ${fmt(c.baseline.requestsPerSecond)} | ${ratio(c.api.requestsPerSecond, c.baseline.requestsPerSecond)} |`,
+    `| POST /v1/orders at peak: p50 / p99 | ${ms(c.api.p50)} / ${ms(c.api.p99)} | ${ms(c.baseline.p50)} / ${ms(c.baseline.p99)} | |`,
+    `| POST /v1/orders at peak: server CPU per request | ${cpu(c.api)} | ${cpu(c.baseline)} | ${cpuRatio(c.api, c.baseline)} |`,
+    `| GET /v1/events, one reader paging ${fmt(e.api.events)} events (limit 500): events/s | ${fmt(e.api.eventsPerSecond)} | ${fmt(e.baseline.eventsPerSecond)} | ${ratio(e.api.eventsPerSecond, e.baseline.eventsPerSecond)} |`,
+    w.measured
+      ? `| webhook commit-to-receipt at ${w.rate} events/s: p50 / p99 (max) | ${w.p50} ms / ${w.p99} ms (${w.max} ms) | | |`
+      : `| webhook commit-to-receipt | not measured: ${w.reason} | | |`,
+    w.measured ? `| webhook backlog of ${fmt(w.backlog)} deliveries: drain rate | ${fmt(w.drainPerSecond)} deliveries/s (${w.drainSeconds} s) | | |` : `| webhook backlog drain | not measured | | |`,
+    `| API process RSS under load: peak (after load) | ${mb(r.rss.peakBytes)} MB (${mb(r.rss.afterLoadBytes)} MB) | | |`,
+    '',
+    `Failed or unexpected responses: GET ${g.peak.api.failures + g.half.api.failures} (baseline ${g.peak.baseline.failures + g.half.baseline.failures}), POST ${c.api.failures} (baseline ${c.baseline.failures}).`,
+    '',
+    '| target (2 cores) | wanted | measured | met |',
+    '|---|---|---|---|',
+    ...r.targets.map((t) => `| ${t.name} | ${t.target} | ${t.value} | ${t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'} |`),
+    '',
+  ];
+  return lines.join('\n');
+}

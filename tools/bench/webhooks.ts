@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { REPO_ROOT } from './processes';
+
+export interface WebhookFigures {
+  measured: true;
+  rate: number;
+  seconds: number;
+  backlog: number;
+  p50: number;
+  p99: number;
+  max: number;
+  drainPerSecond: number;
+  drainSeconds: number;
+}
+
+export interface NotMeasured {
+  measured: false;
+  reason: string;
+}
+
+/**
+ * Webhook delivery, measured by the webhooks' own benchmark (tools/bench/webhook-latency.ts) as a
+ * child process: commit-to-receipt latency at a steady event rate, then the drain rate of a backlog,
+ * with a real receiver on 127.0.0.1 and its own fresh database. Its printed figures are parsed here.
+ */
+export async function measureWebhooks(options: { serverUrl: string; rate: number; seconds: number; backlog: number; timeoutMs: number }): Promise<WebhookFigures | NotMeasured> {
+  const args = ['--import', 'tsx', 'tools/bench/webhook-latency.ts', '--rate', String(options.rate), '--seconds', String(options.seconds), '--backlog', String(options.backlog)];
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: options.serverUrl, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    process.stderr.write(chunk.toString().replace(/^/gm, '    '));
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  const latency = /median (\d+(?:\.\d+)?) ms, p99 (\d+(?:\.\d+)?) ms, max (\d+(?:\.\d+)?) ms/.exec(output);
+  const drain = /drained in (\d+(?:\.\d+)?) s.*?: (\d+) deliveries\/s/.exec(output);
+  if (code !== 0 || !latency || !drain) {
+    return { measured: false, reason: `tools/bench/webhook-latency.ts ${code === null ? 'was stopped after the time limit' : `exited with ${code}`}${latency && drain ? '' : ' without its figures'}: ${output.trim().split('\n').slice(-3).join(' / ')}` };
+  }
+  return {
+    measured: true,
+    rate: options.rate,
+    seconds: options.seconds,
+    backlog: options.backlog,
+    p50: Number(latency[1]),
+    p99: Number(latency[2]),
+    max: Number(latency[3]),
+    drainSeconds: Number(drain[1]),
+    drainPerSecond: Number(drain[2]),
+  };
+}
