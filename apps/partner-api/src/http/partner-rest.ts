@@ -80,6 +80,13 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
       const details = query.map((field) => ({ field, issue: 'unknown_field', message: 'This endpoint takes no query parameters; send fields in the JSON body.' }));
       return sendError(res, new PartnerError('invalid_request', 'The request is not valid; see details.', { details }), logger);
     }
+    // trpc-to-openapi drops a parameter sent empty (`?cursor=`), which would silently mean "absent":
+    // an empty cursor would restart the event stream from its first event instead of failing.
+    const empty = query.filter((field) => url.searchParams.getAll(field).some((value) => value === ''));
+    if (empty.length > 0) {
+      const details = empty.map((field) => ({ field, issue: 'empty_value', message: 'Send a value or leave the parameter out.' }));
+      return sendError(res, new PartnerError('invalid_request', 'The request is not valid; see details.', { details }), logger);
+    }
     const end = res.end.bind(res) as (...args: unknown[]) => Response;
     (res as unknown as { end: (...args: unknown[]) => Response }).end = (chunk?: unknown, ...rest: unknown[]) => {
       const failure = (req as WithError)[kError];

@@ -212,6 +212,11 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
       expect(error.details).toContainEqual(expect.objectContaining({ field: 'cursor' }));
     });
 
+    it.each(['?cursor=', '?cursor', '?limit=', '?limit=10&cursor='])('an empty parameter (%s) → 400 naming it, never a restart from the first event', async (query) => {
+      const error = expectError(await client.events(query), 400, 'invalid_request');
+      expect(error.details).toContainEqual(expect.objectContaining({ field: query.includes('cursor') ? 'cursor' : 'limit', issue: 'empty_value' }));
+    });
+
     it('an unknown query parameter → 400 invalid_request', async () => {
       expectError(await client.events('?since=0'), 400, 'invalid_request');
     });
