@@ -6,6 +6,7 @@
  *   npm run bench                     # full run, about 4-5 minutes
  *   npm run bench -- --quick          # CI-sized: small data, 3 s per measurement
  *   npm run bench -- --seconds 20 --connections 32 --orders 10000 --no-webhooks
+ *   npm run bench -- --quick --no-webhooks --api-cpu-profile /tmp/prof   # where does the API's CPU go?
  *
  * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
  * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
@@ -42,6 +43,8 @@ const { values } = parseArgs({
     // V8 flags for the API process. Without a heap cap V8 lets the old generation's committed size
     // grow to several times the live heap under load (about 240 MB RSS for a 35 MB live heap here).
     'api-node-options': { type: 'string', default: '--max-old-space-size=128' },
+    // Writes a V8 CPU profile of the API process into this folder (open it in Chrome DevTools).
+    'api-cpu-profile': { type: 'string' },
   },
 });
 const quick = values.quick!;
@@ -86,7 +89,13 @@ try {
     apiEntry = 'tmp/bench/partner-api/main.js';
     await bundle('apps/partner-api/src/main.ts', join(REPO_ROOT, apiEntry));
   }
-  const api = await startService(apiEntry, { ...env, NODE_OPTIONS: values['api-node-options']! }, { port: await freePort(), readyPath: '/readyz' });
+  // --cpu-prof is refused in NODE_OPTIONS, so it goes on the command line.
+  const profile = values['api-cpu-profile'];
+  const api = await startService(apiEntry, { ...env, NODE_OPTIONS: values['api-node-options']! }, {
+    port: await freePort(),
+    readyPath: '/readyz',
+    nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+  });
   services.push(api);
   const baseline = await startService('tools/bench/baseline-server.ts', env, { port: await freePort() });
   services.push(baseline);

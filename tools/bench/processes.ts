@@ -26,8 +26,8 @@ export interface ServiceProcess {
  * Runs an entry point of the repository as its own Node process and waits for `readyPath` to
  * answer 200: a TypeScript source through tsx, or a built .js bundle as production runs it.
  */
-export async function startService(entry: string, env: Record<string, string>, options: { port: number; readyPath?: string; timeoutMs?: number }): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry], {
+export async function startService(entry: string, env: Record<string, string>, options: { port: number; readyPath?: string; timeoutMs?: number; nodeArgs?: string[] }): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...(entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry])], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env, PORT: String(options.port), HOST: '127.0.0.1' },
     // The API logs a line per request at info level, as in production; it goes to /dev/null here.
