@@ -8,7 +8,7 @@ import {
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
   openDeliveryQueue,
-  processDeliveryJob,
+  processDeliveryJobs,
   protectorFor,
   webhookSettings,
   type Clock,
@@ -79,22 +79,21 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
       notifyPollingIntervalSeconds: settings.queue.pollIntervalSeconds,
       perJobResults: true,
     },
-    (jobs) =>
-      Promise.all(
-        jobs.map(async (job) => {
-          try {
-            const outcome = await processDeliveryJob(processor, job.data, job.signal);
-            countDeliveryAttempt(outcome);
-            logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome }, 'delivery attempt');
-            return { id: job.id, status: 'completed' as const };
-          } catch (error) {
-            // Not a verdict on the receiver: the job is released and pg-boss runs it again later.
-            countDeliveryAttempt('released');
-            logger.warn({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: error }, 'delivery attempt not finished; released for retry');
-            return { id: job.id, status: 'failed' as const, output: { message: (error as Error).message } };
-          }
-        }),
-      ),
+    async (jobs) => {
+      const results = await processDeliveryJobs(processor, jobs);
+      return jobs.map((job, i) => {
+        const result = results[i];
+        if (result.status === 'fulfilled') {
+          countDeliveryAttempt(result.value);
+          logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome: result.value }, 'delivery attempt');
+          return { id: job.id, status: 'completed' as const };
+        }
+        // Not a verdict on the receiver: the job is released and pg-boss runs it again later.
+        countDeliveryAttempt('released');
+        logger.warn({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'delivery attempt not finished; released for retry');
+        return { id: job.id, status: 'failed' as const, output: { message: (result.reason as Error).message } };
+      });
+    },
   );
   logger.info({ batchSize, localConcurrency }, 'webhook delivery worker started');
 

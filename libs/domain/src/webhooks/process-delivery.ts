@@ -24,14 +24,66 @@ export interface DeliveryProcessor {
 
 export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due';
 
-export async function processDeliveryJob(processor: DeliveryProcessor, job: DeliveryJob, signal?: AbortSignal): Promise<ProcessOutcome> {
-  const { db } = processor;
-  const [row] = await db
+export interface DeliveryBatchJob {
+  data: DeliveryJob;
+  signal?: AbortSignal;
+}
+
+/**
+ * The delivery, its subscription and its event for a whole batch of jobs in one round trip,
+ * through a statement prepared once per pool: at backlog rates a query per job and drizzle's
+ * query building per job were most of the worker's time.
+ */
+function prepareLoadDeliveries(db: Database) {
+  return db
     .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
     .from(webhookDeliveries)
     .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
     .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(eq(webhookDeliveries.id, job.delivery_id));
+    .where(sql`${webhookDeliveries.id} = any(${sql.placeholder('ids')}::uuid[])`)
+    .prepare('webhook_load_deliveries');
+}
+const preparedLoads = new WeakMap<Database, ReturnType<typeof prepareLoadDeliveries>>();
+type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof prepareLoadDeliveries>['execute']>>[number];
+
+async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<string, LoadedDelivery>> {
+  let prepared = preparedLoads.get(db);
+  if (!prepared) preparedLoads.set(db, (prepared = prepareLoadDeliveries(db)));
+  const rows = await prepared.execute({ ids: [...new Set(deliveryIds)] });
+  return new Map(rows.map((row) => [row.delivery.id, row]));
+}
+
+/**
+ * Runs the attempts of a batch of jobs in parallel, each settled on its own: one job's failure
+ * (database gone mid-record) never decides another's. A rejected entry means the job should be
+ * released and run again later.
+ */
+export async function processDeliveryJobs(processor: DeliveryProcessor, jobs: DeliveryBatchJob[]): Promise<PromiseSettledResult<ProcessOutcome>[]> {
+  if (jobs.length === 0) return [];
+  let loaded: Map<string, LoadedDelivery>;
+  try {
+    loaded = await loadDeliveries(processor.db, jobs.map((job) => job.data.delivery_id));
+  } catch (error) {
+    return jobs.map(() => ({ status: 'rejected', reason: error }));
+  }
+  // One decryption per subscription and batch, not per delivery.
+  const secrets = new Map<string, string>();
+  const secretOf = (subscription: LoadedDelivery['subscription']) => {
+    let secret = secrets.get(subscription.id);
+    if (secret === undefined) secrets.set(subscription.id, (secret = processor.protector.decrypt<string>(subscription.secretProtected)));
+    return secret;
+  };
+  return Promise.allSettled(jobs.map((job) => processLoaded(processor, job.data, loaded.get(job.data.delivery_id), secretOf, job.signal)));
+}
+
+async function processLoaded(
+  processor: DeliveryProcessor,
+  job: DeliveryJob,
+  row: LoadedDelivery | undefined,
+  secretOf: (subscription: LoadedDelivery['subscription']) => string,
+  signal?: AbortSignal,
+): Promise<ProcessOutcome> {
+  const { db } = processor;
   if (!row || row.delivery.state !== 'pending' || row.delivery.attemptsMade !== job.attempt - 1 || !row.event) return 'not_due';
   const { delivery, subscription, event } = row;
   const clock = processor.attempt.clock ?? systemClock;
@@ -46,7 +98,7 @@ export async function processDeliveryJob(processor: DeliveryProcessor, job: Deli
 
   // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
   const body = JSON.stringify(toPartnerEvent(event));
-  const secret = processor.protector.decrypt<string>(subscription.secretProtected);
+  const secret = secretOf(subscription);
   // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
   // (the id of its attempt row); receivers deduplicate the event itself on event_id.
   const attemptId = randomUUID();
