@@ -6,7 +6,7 @@
  *
  *   DATABASE_URL=… PORT=… node --import tsx tools/bench/baseline-server.ts
  *
- * Deliberately not reused from the domain: the point is what the layers (express, pino-http, tRPC,
+ * Deliberately not reused from the domain: the point is what the layers (express, logging, tRPC,
  * trpc-to-openapi, Zod, drizzle) cost on top of the database work itself.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';

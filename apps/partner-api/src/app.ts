@@ -1,5 +1,4 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import * as trpcExpress from '@trpc/server/adapters/express';
@@ -14,6 +13,7 @@ import {
   type DataProtector,
   type RequestContext,
 } from '@lop/domain';
+import { accessLog } from './http/access-log';
 import { jsonBody } from './http/body';
 import { partnerRest } from './http/partner-rest';
 import { publicDocuments } from './http/public-documents';
@@ -39,21 +39,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   app.set('etag', false);
   app.use(requestId);
   if (metrics) app.use(requestMetrics(metrics));
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (_req, res) => requestIdOf(res as Response),
-      customAttributeKeys: { reqId: 'request_id' },
-      // Binds request_id on every request's log lines; without it the id lived only in `req`, which the serializer below drops.
-      quietReqLogger: true,
-      // Only method, path and status: bodies, query strings and credentials never reach the log.
-      serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, path: req.url.split('?')[0] }),
-        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-      },
-      autoLogging: { ignore: (req) => req.url === '/livez' || req.url === '/readyz' },
-    }),
-  );
+  app.use(accessLog(logger));
 
   const createContext = (req: Request, res: Response): RequestContext => ({
     db: database.db,

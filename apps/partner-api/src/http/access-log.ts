@@ -1,0 +1,34 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { requestIdOf } from './request-id';
+
+/**
+ * One JSON line per request with its request_id, method, path (never the query string, headers
+ * or body), status and duration. Written here rather than with pino-http: its per-request child
+ * logger and serializers were about a tenth of the API's CPU on GET /v1/orders/{id}.
+ */
+export function accessLog(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (req.url === '/livez' || req.url === '/readyz') return next();
+    const started = performance.now();
+    const line = (status: number) => ({
+      request_id: requestIdOf(res),
+      req: { method: req.method, path: req.originalUrl.split('?')[0] },
+      res: { status },
+      responseTime: Math.round(performance.now() - started),
+    });
+    const onFinish = () => {
+      res.off('close', onClose);
+      if (res.statusCode >= 500) logger.error(line(res.statusCode), 'request failed');
+      else logger.info(line(res.statusCode), 'request completed');
+    };
+    // The client went away before the response was complete.
+    const onClose = () => {
+      res.off('finish', onFinish);
+      logger.warn(line(res.statusCode), 'request aborted');
+    };
+    res.once('finish', onFinish);
+    res.once('close', onClose);
+    next();
+  };
+}
