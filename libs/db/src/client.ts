@@ -1,8 +1,8 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import * as schema from './schema';
-
-export type Database = PostgresJsDatabase<typeof schema>;
+export type Database = PostgresJsDatabase;
+/** The executor inside `db.transaction(async (tx) => …)`. */
+export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 export type Sql = postgres.Sql;
 
 export interface DatabaseConnection {
@@ -29,6 +29,8 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     // recovery waited for the timer. Capped at 250 ms so queued queries fail fast and service resumes quickly.
     backoff: (attempt: number) => Math.min(0.02 * 2 ** attempt, 0.25),
   });
-  const db = drizzle(sql, { schema });
+  // No relational schema: nothing uses db.query, and with one drizzle builds a query builder per
+  // table for every transaction.
+  const db = drizzle(sql);
   return { sql, db, close: () => sql.end({ timeout: 5 }) };
 }
