@@ -34,14 +34,15 @@ export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
 
 /** A valid, active key; no particular scope (health, sandbox fixtures and scenarios). */
-export const keyProcedure = t.procedure.use(async ({ ctx, next }) => {
-  const caller = await authenticate(ctx.sql, ctx.authorization);
-  return next({ ctx: { ...ctx, caller } });
-});
+export const keyProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { caller: await authenticate(ctx.sql, ctx.authorization) } }));
 
-/** A valid key carrying `scope`; authentication and scope are checked before the input is read. */
+/**
+ * A valid key carrying `scope`; authentication and scope are checked before the input is read.
+ * One middleware, not two: every tRPC middleware level copies the call's options and context.
+ */
 export const scopedProcedure = (scope: Scope) =>
-  keyProcedure.use(({ ctx, next }) => {
-    requireScope(ctx.caller, scope);
-    return next();
+  t.procedure.use(async ({ ctx, next }) => {
+    const caller = await authenticate(ctx.sql, ctx.authorization);
+    requireScope(caller, scope);
+    return next({ ctx: { caller } });
   });

@@ -66,6 +66,32 @@ describe('POST /v1/orders: the create request and its bounds', () => {
     expectSuccess(await client.get(order.order_id));
   });
 
+  it('the stored order holds each optional field exactly as sent, and SQL NULL where it was left out', async () => {
+    const full = expectSuccess(
+      await client.create(body({ region: tenant.region, billing_mode: 'self_pay', collection_location: 'LOC-1', requested_collection_at: '2026-12-01T09:30:00+01:00' })),
+      201,
+    );
+    const minimal = expectSuccess(await client.create(body()), 201);
+    const stored = async (id: string) =>
+      (
+        await connection.sql`
+          select region, billing_mode, collection_location, to_char(requested_collection_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as requested_collection_at, protected_data, synthetic, collection, lifecycle_detail, created_at = updated_at as same_times
+          from orders where id = ${id}`
+      )[0];
+    expect(await stored(full.order_id)).toEqual({
+      region: tenant.region,
+      billing_mode: 'self_pay',
+      collection_location: 'LOC-1',
+      requested_collection_at: '2026-12-01T08:30:00Z',
+      protected_data: null,
+      synthetic: true,
+      collection: 'in_person_draw',
+      lifecycle_detail: 'received',
+      same_times: true,
+    });
+    expect(await stored(minimal.order_id)).toMatchObject({ region: null, billing_mode: null, collection_location: null, requested_collection_at: null, protected_data: null });
+  });
+
   it('more concurrent creates than the API has database connections all complete (no pool deadlock)', async () => {
     // startTestApi runs the API with a pool of 4 connections.
     const responses = await Promise.all(Array.from({ length: 24 }, () => client.create(body())));

@@ -1,5 +1,5 @@
-import { and, asc, eq } from 'drizzle-orm';
-import { catalogItems, type Database } from '@lop/db';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { catalogItems, preparedStatement, type Database, type Executor } from '@lop/db';
 import type { CatalogItem } from './catalog.schemas';
 
 export type CatalogItemRow = typeof catalogItems.$inferSelect;
@@ -13,11 +13,16 @@ export async function listActiveItems(db: Database, programId: string): Promise<
 }
 
 /** The item when it is an active test of the program; null otherwise. */
-export async function findActiveItem(db: Pick<Database, 'select'>, programId: string, itemId: string): Promise<CatalogItemRow | null> {
-  const [row] = await db
+const activeItem = preparedStatement((db) =>
+  db
     .select()
     .from(catalogItems)
-    .where(and(eq(catalogItems.programId, programId), eq(catalogItems.id, itemId), eq(catalogItems.status, 'active')));
+    .where(and(eq(catalogItems.programId, sql.placeholder('programId')), eq(catalogItems.id, sql.placeholder('itemId')), eq(catalogItems.status, 'active')))
+    .prepare('active_catalog_item'),
+);
+
+export async function findActiveItem(db: Executor, programId: string, itemId: string): Promise<CatalogItemRow | null> {
+  const [row] = await activeItem(db).execute({ programId, itemId });
   return row ?? null;
 }
 

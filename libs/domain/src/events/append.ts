@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
-import { events, type Database } from '@lop/db';
+import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION, eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
-export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
+export type { Transaction };
 
 export interface EventDraft {
   type: EventType;
@@ -28,11 +27,14 @@ export interface Stream {
  */
 export async function appendEvents(tx: Transaction, stream: Stream, drafts: EventDraft[]): Promise<PartnerEvent[]> {
   if (drafts.length === 0) return [];
-  const [{ last }] = (await tx.execute(sql`
+  // postgres.js directly, on the transaction's connection: these run with every order change,
+  // and its statements stay prepared per connection (no query building, no re-planning).
+  const client = sqlOf(tx);
+  const [{ last }] = await client<{ last: string }[]>`
     insert into event_streams (client_id, environment, last_sequence)
     values (${stream.clientId}, ${stream.environment}, ${drafts.length})
     on conflict (client_id, environment) do update set last_sequence = event_streams.last_sequence + ${drafts.length}
-    returning last_sequence as last`)) as unknown as { last: string | number }[];
+    returning last_sequence as last`;
   const first = Number(last) - drafts.length + 1;
   const rows = drafts.map((draft, i) => ({
     id: randomUUID(),
@@ -46,7 +48,20 @@ export async function appendEvents(tx: Transaction, stream: Stream, drafts: Even
     orderId: draft.orderId ?? null,
     data: eventDataSchema.parse(draft.data),
   }));
-  await tx.insert(events).values(rows);
+  // drizzle's client passes timestamps and JSON through as text: they are serialised here.
+  const columns = rows.map((row) => ({
+    id: row.id,
+    client_id: row.clientId,
+    environment: row.environment,
+    sequence: row.sequence,
+    type: row.type,
+    version: row.version,
+    occurred_at: row.occurredAt.toISOString(),
+    program_id: row.programId,
+    order_id: row.orderId,
+    data: JSON.stringify(row.data),
+  }));
+  await client`insert into events ${client(columns)}`;
   const appended = rows.map(toPartnerEvent);
   // Same transaction: webhook deliveries (and their pg-boss jobs) commit with the events or not at all.
   await enqueueWebhookDeliveries(tx, stream, appended);

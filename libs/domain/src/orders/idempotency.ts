@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { idempotencyKeys, type Database } from '@lop/db';
+import { idempotencyKeys, preparedStatement, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { Transaction } from '../events/append';
 import { conflict } from '../http/errors';
@@ -19,6 +19,37 @@ export function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value);
 }
+
+const keyOf = and(
+  eq(idempotencyKeys.clientId, sql.placeholder('clientId')),
+  eq(idempotencyKeys.environment, sql.placeholder('environment')),
+  eq(idempotencyKeys.key, sql.placeholder('key')),
+);
+const claimKey = preparedStatement((db) =>
+  db
+    .insert(idempotencyKeys)
+    .values({
+      clientId: sql.placeholder('clientId'),
+      environment: sql.placeholder('environment'),
+      key: sql.placeholder('key'),
+      requestHash: sql.placeholder('requestHash'),
+      state: 'in_flight',
+      lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})`,
+    })
+    .onConflictDoNothing()
+    .returning({ key: idempotencyKeys.key })
+    .prepare('idempotency_claim'),
+);
+const readKey = preparedStatement((db) => db.select().from(idempotencyKeys).where(keyOf).prepare('idempotency_read'));
+const lockKey = preparedStatement((db) => db.select().from(idempotencyKeys).where(keyOf).for('update').prepare('idempotency_lock'));
+const completeKey = preparedStatement((db) =>
+  db
+    .update(idempotencyKeys)
+    // A placeholder in set() skips the column's JSON encoding: the value is passed as JSON text.
+    .set({ state: 'completed', responseStatus: sql`${sql.placeholder('status')}`, responseData: sql`${sql.placeholder('json')}::jsonb` })
+    .where(keyOf)
+    .prepare('idempotency_complete'),
+);
 
 export interface IdempotentOutcome<T> {
   status: number;
@@ -40,24 +71,15 @@ export async function runIdempotently<T>(
   work: (tx: Transaction) => Promise<{ status: number; data: T }>,
 ): Promise<IdempotentOutcome<T>> {
   const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
-  const where = and(eq(idempotencyKeys.clientId, caller.clientId), eq(idempotencyKeys.environment, caller.environment), eq(idempotencyKeys.key, key));
+  // Built only on the rare paths (takeover, freeing the key); the common ones are prepared.
+  const where = () => and(eq(idempotencyKeys.clientId, caller.clientId), eq(idempotencyKeys.environment, caller.environment), eq(idempotencyKeys.key, key));
+  const keyValues = { clientId: caller.clientId, environment: caller.environment, key };
 
   for (let attempt = 0; attempt < 3; attempt++) {
-    const claimed = await db
-      .insert(idempotencyKeys)
-      .values({
-        clientId: caller.clientId,
-        environment: caller.environment,
-        key,
-        requestHash,
-        state: 'in_flight',
-        lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})`,
-      })
-      .onConflictDoNothing()
-      .returning({ key: idempotencyKeys.key });
+    const claimed = await claimKey(db).execute({ ...keyValues, requestHash });
 
     if (claimed.length === 0) {
-      const [existing] = await db.select().from(idempotencyKeys).where(where);
+      const [existing] = await readKey(db).execute(keyValues);
       if (!existing) continue; // freed by a failed attempt in between: try to claim again
       if (existing.state === 'completed') {
         if (existing.requestHash !== requestHash) throw conflict('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.');
@@ -67,7 +89,7 @@ export async function runIdempotently<T>(
       const takenOver = await db
         .update(idempotencyKeys)
         .set({ requestHash, lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})` })
-        .where(and(where, eq(idempotencyKeys.state, 'in_flight'), sql`${idempotencyKeys.lockedUntil} < now()`))
+        .where(and(where(), eq(idempotencyKeys.state, 'in_flight'), sql`${idempotencyKeys.lockedUntil} < now()`))
         .returning({ key: idempotencyKeys.key });
       if (takenOver.length === 0) throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
     }
@@ -77,21 +99,18 @@ export async function runIdempotently<T>(
       return await db.transaction(async (tx) => {
         // Still ours? A request slower than its lease may have been taken over; the row lock
         // also makes a takeover wait until this transaction ends.
-        const [lease] = await tx.select().from(idempotencyKeys).where(where).for('update');
+        const [lease] = await lockKey(tx).execute(keyValues);
         if (!lease || lease.state !== 'in_flight' || lease.requestHash !== requestHash) {
           leaseLost = true;
           throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
         }
         const result = await work(tx);
-        await tx
-          .update(idempotencyKeys)
-          .set({ state: 'completed', responseStatus: result.status, responseData: result.data as object })
-          .where(where);
+        await completeKey(tx).execute({ ...keyValues, status: result.status, json: JSON.stringify(result.data) });
         return { ...result, replayed: false };
       });
     } catch (error) {
       // Free the key for a corrected retry, unless it now belongs to another request.
-      if (!leaseLost) await db.delete(idempotencyKeys).where(and(where, eq(idempotencyKeys.state, 'in_flight'), eq(idempotencyKeys.requestHash, requestHash)));
+      if (!leaseLost) await db.delete(idempotencyKeys).where(and(where(), eq(idempotencyKeys.state, 'in_flight'), eq(idempotencyKeys.requestHash, requestHash)));
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { orders, specimens, type Database } from '@lop/db';
+import { orders, preparedStatement, specimens, type Database, type Executor } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
 import { appendEvents, type Transaction } from '../events/append';
@@ -18,7 +18,7 @@ const notOrderable = (details: ErrorDetail[]) =>
   new PartnerError('not_orderable', 'The order cannot be placed; details list each problem.', { details });
 
 /** Every reason the order cannot be placed, checked against the same profile GET /requirements shows. */
-async function checkOrderable(db: Pick<Database, 'select'>, caller: Caller, body: CreateOrderBody): Promise<void> {
+async function checkOrderable(db: Executor, caller: Caller, body: CreateOrderBody): Promise<void> {
   const program = await getGrantedProgram(db, caller, body.program_id).catch((error: unknown) => {
     if (error instanceof PartnerError && error.errorCode === 'not_found') return null;
     throw error;
@@ -36,6 +36,35 @@ async function checkOrderable(db: Pick<Database, 'select'>, caller: Caller, body
   if (problems.length > 0) throw notOrderable(problems);
 }
 
+const placeholder = sql.placeholder;
+const insertOrder = preparedStatement((db) =>
+  db
+    .insert(orders)
+    .values({
+      laboratoryId: placeholder('laboratoryId'),
+      clientId: placeholder('clientId'),
+      environment: placeholder('environment'),
+      externalOrderId: placeholder('externalOrderId'),
+      programId: placeholder('programId'),
+      itemId: placeholder('itemId'),
+      externalSubjectId: placeholder('externalSubjectId'),
+      collection: placeholder('collection'),
+      region: placeholder('region'),
+      billingMode: placeholder('billingMode'),
+      // Raw: drizzle would run a placeholder through the column's encoder, which fails on null.
+      requestedCollectionAt: sql`${placeholder('requestedCollectionAt')}::timestamptz`,
+      collectionLocation: placeholder('collectionLocation'),
+      protectedData: placeholder('protectedData'),
+      synthetic: placeholder('synthetic'),
+      lifecycleDetail: 'received',
+      createdAt: placeholder('now'),
+      updatedAt: placeholder('now'),
+    })
+    .onConflictDoNothing()
+    .returning()
+    .prepare('insert_order'),
+);
+
 /**
  * Creates the order and its order.created event in the caller's transaction. Every read goes
  * through `tx`: a query on the pool while this transaction holds a connection would deadlock the
@@ -46,30 +75,24 @@ export async function createOrder(tx: Transaction, protector: DataProtector, cal
   const personal = { patient: body.patient, ordering_provider: body.ordering_provider, aoe_answers: body.aoe_answers, clinical_notes: body.clinical_notes };
   const hasPersonal = Object.values(personal).some((v) => v !== undefined);
   const now = new Date();
-  const [order] = await tx
-    .insert(orders)
-    .values({
-      laboratoryId: caller.laboratoryId,
-      clientId: caller.clientId,
-      environment: caller.environment,
-      externalOrderId: body.external_order_id,
-      programId: body.program_id,
-      itemId: body.item_id,
-      externalSubjectId: body.external_subject_id,
-      collection: body.collection,
-      region: body.region ?? null,
-      billingMode: body.billing_mode ?? null,
-      requestedCollectionAt: body.requested_collection_at ? new Date(body.requested_collection_at) : null,
-      collectionLocation: body.collection_location ?? null,
-      protectedData: hasPersonal ? protector.encrypt(personal) : null,
-      // Every order placed with a sandbox key is synthetic and may be simulated.
-      synthetic: caller.environment === 'sandbox',
-      lifecycleDetail: 'received',
-      createdAt: now,
-      updatedAt: now,
-    })
-    .onConflictDoNothing()
-    .returning();
+  const [order] = await insertOrder(tx).execute({
+    laboratoryId: caller.laboratoryId,
+    clientId: caller.clientId,
+    environment: caller.environment,
+    externalOrderId: body.external_order_id,
+    programId: body.program_id,
+    itemId: body.item_id,
+    externalSubjectId: body.external_subject_id,
+    collection: body.collection,
+    region: body.region ?? null,
+    billingMode: body.billing_mode ?? null,
+    requestedCollectionAt: body.requested_collection_at ? new Date(body.requested_collection_at).toISOString() : null,
+    collectionLocation: body.collection_location ?? null,
+    protectedData: hasPersonal ? protector.encrypt(personal) : null,
+    // Every order placed with a sandbox key is synthetic and may be simulated.
+    synthetic: caller.environment === 'sandbox',
+    now,
+  });
   if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
   // A new order has no specimens yet (laboratory operations add them later): no query needed.
   const resource = toOrderResource(order, []);

@@ -1,5 +1,5 @@
-import { and, asc, eq } from 'drizzle-orm';
-import { programGrants, programs, type Database } from '@lop/db';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { preparedStatement, programGrants, programs, type Database, type Executor } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { notFound } from '../http/errors';
 import type { Program } from './programs.schemas';
@@ -22,10 +22,17 @@ export async function listGrantedPrograms(db: Database, caller: Caller): Promise
 }
 
 /** The granted program, or 404: unknown, ungranted and other-tenant programs look the same. */
-export async function getGrantedProgram(db: Pick<Database, 'select'>, caller: Caller, programId: string): Promise<ProgramRow> {
-  const [row] = await grantedPrograms(db, caller).where(
-    and(eq(programs.laboratoryId, caller.laboratoryId), eq(programs.environment, caller.environment), eq(programs.id, programId)),
-  );
+const grantedProgram = preparedStatement((db) =>
+  db
+    .select({ program: programs })
+    .from(programs)
+    .innerJoin(programGrants, and(eq(programGrants.programId, programs.id), eq(programGrants.clientId, sql.placeholder('clientId'))))
+    .where(and(eq(programs.laboratoryId, sql.placeholder('laboratoryId')), eq(programs.environment, sql.placeholder('environment')), eq(programs.id, sql.placeholder('programId'))))
+    .prepare('granted_program'),
+);
+
+export async function getGrantedProgram(db: Executor, caller: Caller, programId: string): Promise<ProgramRow> {
+  const [row] = await grantedProgram(db).execute({ clientId: caller.clientId, laboratoryId: caller.laboratoryId, environment: caller.environment, programId });
   if (!row) throw notFound('program');
   return row.program;
 }

@@ -1,5 +1,5 @@
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
-import { aoeQuestions, requirementProfiles, type Database } from '@lop/db';
+import { aoeQuestions, preparedStatement, requirementProfiles, type Executor } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { CatalogItemRow } from '../catalog/catalog';
 import type { ProgramRow } from '../programs/programs';
@@ -17,26 +17,41 @@ export interface ResolvedRequirements {
  * The most specific profile for (program, item, region): item-specific beats program-wide,
  * then region-specific beats any-region. Absent profile → every facet not_configured.
  */
-async function findProfileRow(db: Pick<Database, 'select'>, programId: string, itemId?: string, region?: string): Promise<ProfileRow | null> {
-  const [row] = await db
+const profileRow = preparedStatement((db) =>
+  db
     .select()
     .from(requirementProfiles)
     .where(
       and(
-        eq(requirementProfiles.programId, programId),
-        itemId ? or(eq(requirementProfiles.itemId, itemId), isNull(requirementProfiles.itemId)) : isNull(requirementProfiles.itemId),
-        region ? or(eq(requirementProfiles.region, region), isNull(requirementProfiles.region)) : isNull(requirementProfiles.region),
+        eq(requirementProfiles.programId, sql.placeholder('programId')),
+        // A null item or region compares as unknown, leaving only the rows that apply to any.
+        or(eq(requirementProfiles.itemId, sql.placeholder('itemId')), isNull(requirementProfiles.itemId)),
+        or(eq(requirementProfiles.region, sql.placeholder('region')), isNull(requirementProfiles.region)),
       ),
     )
     .orderBy(sql`(${requirementProfiles.itemId} is not null) desc`, sql`(${requirementProfiles.region} is not null) desc`)
-    .limit(1);
+    .limit(1)
+    .prepare('requirement_profile'),
+);
+
+const profileQuestions = preparedStatement((db) =>
+  db
+    .select()
+    .from(aoeQuestions)
+    .where(eq(aoeQuestions.requirementProfileId, sql.placeholder('profileId')))
+    .orderBy(asc(aoeQuestions.sortOrder), asc(aoeQuestions.questionKey))
+    .prepare('requirement_profile_questions'),
+);
+
+async function findProfileRow(db: Executor, programId: string, itemId?: string, region?: string): Promise<ProfileRow | null> {
+  const [row] = await profileRow(db).execute({ programId, itemId: itemId ?? null, region: region ?? null });
   return row ?? null;
 }
 
 const configured = (state: 'configured' | 'not_configured') => state === 'configured';
 
 export async function resolveRequirements(
-  db: Pick<Database, 'select'>,
+  db: Executor,
   caller: Caller,
   program: ProgramRow,
   item: CatalogItemRow | null,
@@ -46,11 +61,7 @@ export async function resolveRequirements(
   const questions: AoeQuestion[] =
     row && configured(row.aoeAuthorityState)
       ? (
-          await db
-            .select()
-            .from(aoeQuestions)
-            .where(eq(aoeQuestions.requirementProfileId, row.id))
-            .orderBy(asc(aoeQuestions.sortOrder), asc(aoeQuestions.questionKey))
+          await profileQuestions(db).execute({ profileId: row.id })
         ).map((q) => ({
           question_key: q.questionKey,
           prompt: q.prompt,

@@ -1,5 +1,5 @@
-import { and, eq } from 'drizzle-orm';
-import { subjects, type Database } from '@lop/db';
+import { and, eq, sql } from 'drizzle-orm';
+import { preparedStatement, subjects, type Database, type Executor } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { SubjectLink } from './subjects.schemas';
 
@@ -12,10 +12,21 @@ export async function linkSubject(db: Database, caller: Caller, externalSubjectI
   return { external_subject_id: externalSubjectId, linked: true };
 }
 
-export async function isSubjectLinked(db: Pick<Database, 'select'>, caller: Caller, externalSubjectId: string): Promise<boolean> {
-  const [row] = await db
+const linkedSubject = preparedStatement((db) =>
+  db
     .select({ id: subjects.externalSubjectId })
     .from(subjects)
-    .where(and(eq(subjects.clientId, caller.clientId), eq(subjects.environment, caller.environment), eq(subjects.externalSubjectId, externalSubjectId)));
+    .where(
+      and(
+        eq(subjects.clientId, sql.placeholder('clientId')),
+        eq(subjects.environment, sql.placeholder('environment')),
+        eq(subjects.externalSubjectId, sql.placeholder('externalSubjectId')),
+      ),
+    )
+    .prepare('linked_subject'),
+);
+
+export async function isSubjectLinked(db: Executor, caller: Caller, externalSubjectId: string): Promise<boolean> {
+  const [row] = await linkedSubject(db).execute({ clientId: caller.clientId, environment: caller.environment, externalSubjectId });
   return !!row;
 }

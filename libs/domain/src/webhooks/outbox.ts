@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sqlOf } from '@lop/db';
 import type { Stream, Transaction } from '../events/append';
 import type { PartnerEvent } from '../events/events.schemas';
 import type { DeliveryQueue } from './delivery-queue';
@@ -42,14 +42,15 @@ export async function requireDeliveryQueue(): Promise<DeliveryQueue> {
 export async function enqueueWebhookDeliveries(tx: Transaction, stream: Stream, appended: PartnerEvent[]): Promise<void> {
   if (appended.length === 0) return;
   const events = JSON.stringify(appended.map((e) => ({ id: e.event_id, type: e.type, sequence: e.sequence })));
-  const rows = (await tx.execute(sql`
+  const client = sqlOf(tx);
+  const rows = await client<{ id: string }[]>`
     insert into webhook_deliveries (subscription_id, event_id, kind, state, next_attempt_at)
     select s.id, e.id, 'event', 'pending', now()
     from jsonb_to_recordset(${events}::jsonb) as e(id uuid, type text, sequence bigint)
     join webhook_subscriptions s on e.type = any(s.event_types)
     where s.client_id = ${stream.clientId} and s.environment = ${stream.environment} and s.status = 'active'
     order by e.sequence, s.id
-    returning id`)) as unknown as { id: string }[];
+    returning id`;
   if (rows.length === 0) return;
   await (await requireDeliveryQueue()).enqueue(
     tx,
