@@ -58,10 +58,13 @@ describe('webhook delivery, end to end', () => {
       expect(request.headers['x-partner-api-version']).toBe('v1');
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.method).toBe('POST');
-      // x-partner-delivery-id identifies this attempt: the id of its recorded attempt row.
+      // x-partner-delivery-id identifies this attempt: the id of its attempt row, which the worker
+      // records once the receiver has answered (so a moment after the receiver saw the request).
       const row = rows.find((r) => r.eventId === body.event_id);
-      const attempts = await database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, row!.id));
-      expect(attempts.map((a) => a.id)).toContain(request.headers['x-partner-delivery-id']);
+      await eventually(async () => {
+        const attempts = await database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, row!.id));
+        expect(attempts.map((a) => a.id)).toContain(request.headers['x-partner-delivery-id']);
+      });
     }
     expect(new Set(received.map((r) => JSON.parse(r.rawBody).event_id))).toEqual(new Set(stream.map((e) => e.event_id)));
     // LISTEN/NOTIFY: the first delivery starts right after its commit, not at the next poll.
