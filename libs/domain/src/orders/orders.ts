@@ -146,10 +146,10 @@ function specimenFromJson(s: SpecimenJson): SpecimenRow {
 
 /**
  * GET /v1/orders/{id} is the hottest read: the order and its specimens come back in one round
- * trip, through a statement prepared once per connection pool (no query building per request).
+ * trip, through a prepared statement (no query building per request).
  */
-function prepareGetOrder(db: Database) {
-  return db
+const orderWithSpecimens = preparedStatement((db) =>
+  db
     .select({
       order: orders,
       // Spelled out: inside a selection drizzle renders ${orders.id} unqualified, which here would mean s.id.
@@ -164,14 +164,11 @@ function prepareGetOrder(db: Database) {
         eq(orders.laboratoryId, sql.placeholder('laboratoryId')),
       ),
     )
-    .prepare('partner_get_order');
-}
-const preparedGetOrder = new WeakMap<Database, ReturnType<typeof prepareGetOrder>>();
+    .prepare('partner_get_order'),
+);
 
 export async function getOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
-  let prepared = preparedGetOrder.get(db);
-  if (!prepared) preparedGetOrder.set(db, (prepared = prepareGetOrder(db)));
-  const [row] = await prepared.execute({ orderId, clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
+  const [row] = await orderWithSpecimens(db).execute({ orderId, clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
   if (!row) throw notFound('order');
   return toOrderResource(row.order, row.specimens.map(specimenFromJson));
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { events, preparedStatement, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { attemptDelivery, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
@@ -31,25 +31,22 @@ export interface DeliveryBatchJob {
 
 /**
  * The delivery, its subscription and its event for a whole batch of jobs in one round trip,
- * through a statement prepared once per pool: at backlog rates a query per job and drizzle's
+ * through a prepared statement: at backlog rates a query per job and drizzle's
  * query building per job were most of the worker's time.
  */
-function prepareLoadDeliveries(db: Database) {
-  return db
+const deliveriesByIds = preparedStatement((db) =>
+  db
     .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
     .from(webhookDeliveries)
     .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
     .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
     .where(sql`${webhookDeliveries.id} = any(${sql.placeholder('ids')}::uuid[])`)
-    .prepare('webhook_load_deliveries');
-}
-const preparedLoads = new WeakMap<Database, ReturnType<typeof prepareLoadDeliveries>>();
-type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof prepareLoadDeliveries>['execute']>>[number];
+    .prepare('webhook_load_deliveries'),
+);
+type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof deliveriesByIds>['execute']>>[number];
 
 async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<string, LoadedDelivery>> {
-  let prepared = preparedLoads.get(db);
-  if (!prepared) preparedLoads.set(db, (prepared = prepareLoadDeliveries(db)));
-  const rows = await prepared.execute({ ids: [...new Set(deliveryIds)] });
+  const rows = await deliveriesByIds(db).execute({ ids: [...new Set(deliveryIds)] });
   return new Map(rows.map((row) => [row.delivery.id, row]));
 }
 
