@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, demoId, SCOPES } from '@lop/domain';
+import { createKey, demoId, OPENAPI_PATH, PARTNER_BASE_PATH, SCOPES } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
 import { fixtures, unique } from '../testing/tenant';
@@ -53,6 +53,34 @@ describe('order creation rate limit', () => {
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
+  });
+
+  it('sends every header the OpenAPI document lists for create: 201, its replay, 429 and 401', async () => {
+    const document = (await replicaA.fetch('GET', OPENAPI_PATH)).body as any;
+    const responses = document.paths[`${PARTNER_BASE_PATH}/v1/orders`].post.responses;
+    const listed = (status: string) => Object.keys(responses[status].headers).map((name) => name.toLowerCase());
+    expect(listed('201')).toEqual(expect.arrayContaining(['x-request-id', 'idempotent-replayed', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']));
+    expect(listed('429')).toEqual(expect.arrayContaining(['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']));
+    expect(listed('401')).toContain('www-authenticate');
+
+    const key = await freshKey();
+    const json = orderBody();
+    const headers = { 'idempotency-key': unique('idem') };
+    const created = await replicaA.call('POST', '/v1/orders', { key, json, headers });
+    const replayed = await replicaA.call('POST', '/v1/orders', { key, json, headers });
+    for (const name of listed('201')) {
+      // Idempotent-Replayed is the one header a first response leaves out.
+      if (name !== 'idempotent-replayed') expect(created.headers.get(name), name).not.toBeNull();
+      expect(replayed.headers.get(name), name).not.toBeNull();
+    }
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    let limited = await create(replicaA, key);
+    for (let i = 0; i < LIMIT && limited.status === 201; i++) limited = await create(replicaA, key);
+    expect(limited.status).toBe(429);
+    for (const name of listed('429')) expect(limited.headers.get(name), name).not.toBeNull();
+    const unauthorized = await replicaA.call('POST', '/v1/orders', { json: orderBody(), headers: { 'idempotency-key': unique('idem') } });
+    expect(unauthorized.status).toBe(401);
+    for (const name of listed('401')) expect(unauthorized.headers.get(name), name).not.toBeNull();
   });
 
   it('is one budget per key, shared by every replica through PostgreSQL', async () => {

@@ -20,6 +20,14 @@ export const TAGS: { name: string; description: string }[] = [
 
 const REQUEST_ID_EXAMPLE = 'req_4f9c1d2e8a7b6c5d4e3f2a1b';
 
+/** The rate limit's headers (IETF draft 6, as express-rate-limit sends them). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': { description: 'The limit and its window in seconds, e.g. `120;w=60`.', schema: { type: 'string', example: '120;w=60' } },
+  'RateLimit-Limit': { description: 'Requests allowed per window for this API key.', schema: { type: 'integer', minimum: 0, example: 120 } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0, example: 119 } },
+  'RateLimit-Reset': { description: 'Seconds until the current window ends.', schema: { type: 'integer', minimum: 0, example: 42 } },
+};
+
 /** Details shown in the example of each error code, so a reader sees what to branch on. */
 const EXAMPLE_DETAILS: Partial<Record<ErrorCode, ErrorDetail[]>> = {
   invalid_request: [{ field: 'external_order_id', issue: 'too_long', message: 'At most 190 characters.' }],
@@ -52,6 +60,7 @@ export function errorResponseObject(codes: ErrorCode[]) {
     headers: {
       'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
       ...(status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+      ...(status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}),
     },
     content: {
       'application/json': {
@@ -81,6 +90,12 @@ export function polishDocument(document: Json): void {
     ...document.components.headers,
     'X-Request-Id': { description: 'Identifier of this request, equal to the body\u2019s `request_id`; quote it when asking for help.', schema: { type: 'string', example: REQUEST_ID_EXAMPLE } },
     'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0, example: 30 } },
+    'WWW-Authenticate': { description: 'The authentication scheme to use (RFC 7235).', schema: { type: 'string', example: 'Bearer realm="partner-api"' } },
+    'Idempotent-Replayed': {
+      description: 'Present, with the value `true`, when this is the stored response of an earlier request with the same Idempotency-Key and body.',
+      schema: { type: 'string', enum: ['true'] },
+    },
+    ...RATE_LIMIT_HEADERS,
   };
 
   for (const operation of operations) {
@@ -91,9 +106,24 @@ export function polishDocument(document: Json): void {
       media.example = media.schema.examples[0];
       delete media.schema.examples;
     }
-    for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
-      if (Number(status) >= 400 || !response || response.$ref) continue;
-      response.headers = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...response.headers };
+    // Rate-limited operations (those that can answer 429) carry the RateLimit-* headers on every
+    // response; an operation taking an Idempotency-Key may answer with a replay.
+    const responses = (operation.responses ?? {}) as Record<string, Json>;
+    const rateLimited = '429' in responses;
+    const idempotent = ((operation.parameters ?? []) as Json[]).some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+    const rateLimitRefs = rateLimited ? Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }])) : {};
+    for (const [status, response] of Object.entries(responses)) {
+      if (!response || response.$ref) continue;
+      if (Number(status) >= 400) {
+        if (Number(status) === 429) response.headers = { ...response.headers, ...rateLimitRefs };
+        continue;
+      }
+      response.headers = {
+        'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+        ...(idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {}),
+        ...rateLimitRefs,
+        ...response.headers,
+      };
     }
   }
 
