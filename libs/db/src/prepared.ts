@@ -4,7 +4,12 @@ import type { Database, Sql, Transaction } from './client';
 export type Executor = Database | Transaction;
 
 /** The postgres.js client an executor runs on: the pool, or the transaction's own connection. */
-export const sqlOf = (executor: Executor): Sql => (executor._.session as unknown as { client: Sql }).client;
+export function sqlOf(executor: Executor): Sql {
+  // drizzle keeps it on the session (pinned drizzle-orm 0.45); fail loudly if an upgrade moves it.
+  const client = (executor._.session as unknown as { client?: Sql }).client;
+  if (typeof client !== 'function') throw new Error('drizzle session without a postgres.js client: preparedStatement needs updating for this drizzle-orm version');
+  return client;
+}
 
 /**
  * A drizzle statement built once per process and run as a named prepared statement, on the pool
