@@ -106,8 +106,8 @@ export function polishDocument(document: Json): void {
       media.example = media.schema.examples[0];
       delete media.schema.examples;
     }
-    // Rate-limited operations (those that can answer 429) carry the RateLimit-* headers on every
-    // response; an operation taking an Idempotency-Key may answer with a replay.
+    // Rate-limited operations (those that can answer 429) carry the RateLimit-* headers on their
+    // success and 429 responses; an operation taking an Idempotency-Key may answer with a replay.
     const responses = (operation.responses ?? {}) as Record<string, Json>;
     const rateLimited = '429' in responses;
     const idempotent = ((operation.parameters ?? []) as Json[]).some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
