@@ -11,21 +11,21 @@ export function accessLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.url === '/livez' || req.url === '/readyz') return next();
     const started = performance.now();
-    const line = (status: number) => ({
+    const line = () => ({
       request_id: requestIdOf(res),
       req: { method: req.method, path: req.originalUrl.split('?')[0] },
-      res: { status },
+      res: { status: res.statusCode },
       responseTime: Math.round(performance.now() - started),
     });
     const onFinish = () => {
       res.off('close', onClose);
-      if (res.statusCode >= 500) logger.error(line(res.statusCode), 'request failed');
-      else logger.info(line(res.statusCode), 'request completed');
+      if (res.statusCode >= 500) logger.error(line(), 'request failed');
+      else logger.info(line(), 'request completed');
     };
     // The client went away before the response was complete.
     const onClose = () => {
       res.off('finish', onFinish);
-      logger.warn(line(res.statusCode), 'request aborted');
+      logger.warn(line(), 'request aborted');
     };
     res.once('finish', onFinish);
     res.once('close', onClose);

@@ -4,7 +4,6 @@ import type { Environment } from '../auth/scopes';
 import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION, eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
-export type { Transaction };
 
 export interface EventDraft {
   type: EventType;

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
-import { orderExceptions, orders, resultVersions, specimens, type Database } from '@lop/db';
-import { appendEvents, type EventDraft, type Transaction } from '../events/append';
+import { orderExceptions, orders, resultVersions, specimens, type Database, type Transaction } from '@lop/db';
+import { appendEvents, type EventDraft } from '../events/append';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { exceptionRowsOf, type ExceptionRow } from '../exceptions/exceptions';
 import { orderPath } from '../orders/order-events';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
-import { resultVersions, type Database } from '@lop/db';
-import { appendEvents, type EventDraft, type Transaction } from '../events/append';
+import { resultVersions, type Database, type Transaction } from '@lop/db';
+import { appendEvents, type EventDraft } from '../events/append';
 import { nextState, type LifecycleDetail, type Transition } from '../orders/lifecycle';
 import { orderPath } from '../orders/order-events';
 import type { OrderRow } from '../orders/order-resource';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, desc, eq, ne } from 'drizzle-orm';
-import { catalogItems, specimens, type Database } from '@lop/db';
-import type { EventDraft, Transaction } from '../events/append';
+import { catalogItems, specimens, type Database, type Transaction } from '@lop/db';
+import type { EventDraft } from '../events/append';
 import { nextState, type LifecycleDetail } from '../orders/lifecycle';
 import type { OrderRow, SpecimenRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';

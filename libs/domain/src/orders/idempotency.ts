@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { idempotencyKeys, preparedStatement, type Database } from '@lop/db';
+import { idempotencyKeys, preparedStatement, type Database, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import type { Transaction } from '../events/append';
 import { conflict } from '../http/errors';
 
 /** How long a request may hold its key before another request may take over (a crashed process). */
@@ -42,6 +41,21 @@ const claimKey = preparedStatement((db) =>
 );
 const readKey = preparedStatement((db) => db.select().from(idempotencyKeys).where(keyOf).prepare('idempotency_read'));
 const lockKey = preparedStatement((db) => db.select().from(idempotencyKeys).where(keyOf).for('update').prepare('idempotency_lock'));
+// A lease left behind by a crashed process may be taken over once it has expired.
+const takeOverKey = preparedStatement((db) =>
+  db
+    .update(idempotencyKeys)
+    .set({ requestHash: sql`${sql.placeholder('requestHash')}`, lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})` })
+    .where(and(keyOf, eq(idempotencyKeys.state, 'in_flight'), sql`${idempotencyKeys.lockedUntil} < now()`))
+    .returning({ key: idempotencyKeys.key })
+    .prepare('idempotency_take_over'),
+);
+const freeKey = preparedStatement((db) =>
+  db
+    .delete(idempotencyKeys)
+    .where(and(keyOf, eq(idempotencyKeys.state, 'in_flight'), eq(idempotencyKeys.requestHash, sql.placeholder('requestHash'))))
+    .prepare('idempotency_free'),
+);
 const completeKey = preparedStatement((db) =>
   db
     .update(idempotencyKeys)
@@ -71,8 +85,6 @@ export async function runIdempotently<T>(
   work: (tx: Transaction) => Promise<{ status: number; data: T }>,
 ): Promise<IdempotentOutcome<T>> {
   const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
-  // Built only on the rare paths (takeover, freeing the key); the common ones are prepared.
-  const where = () => and(eq(idempotencyKeys.clientId, caller.clientId), eq(idempotencyKeys.environment, caller.environment), eq(idempotencyKeys.key, key));
   const keyValues = { clientId: caller.clientId, environment: caller.environment, key };
 
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -86,11 +98,7 @@ export async function runIdempotently<T>(
         return { status: existing.responseStatus!, data: existing.responseData as T, replayed: true };
       }
       // In flight: only a lease left behind by a crashed process may be taken over.
-      const takenOver = await db
-        .update(idempotencyKeys)
-        .set({ requestHash, lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})` })
-        .where(and(where(), eq(idempotencyKeys.state, 'in_flight'), sql`${idempotencyKeys.lockedUntil} < now()`))
-        .returning({ key: idempotencyKeys.key });
+      const takenOver = await takeOverKey(db).execute({ ...keyValues, requestHash });
       if (takenOver.length === 0) throw conflict('idempotency_key_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly.');
     }
 
@@ -110,7 +118,7 @@ export async function runIdempotently<T>(
       });
     } catch (error) {
       // Free the key for a corrected retry, unless it now belongs to another request.
-      if (!leaseLost) await db.delete(idempotencyKeys).where(and(where(), eq(idempotencyKeys.state, 'in_flight'), eq(idempotencyKeys.requestHash, requestHash)));
+      if (!leaseLost) await freeKey(db).execute({ ...keyValues, requestHash });
       throw error;
     }
   }

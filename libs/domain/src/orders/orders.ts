@@ -1,8 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { orders, preparedStatement, specimens, type Database, type Executor } from '@lop/db';
+import { orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
-import { appendEvents, type Transaction } from '../events/append';
+import { appendEvents } from '../events/append';
 import { conflict, notFound, PartnerError, type ErrorDetail } from '../http/errors';
 import { getGrantedProgram } from '../programs/programs';
 import { checkOrderAgainstRequirements } from '../requirements/order-check';

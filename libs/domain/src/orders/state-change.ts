@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { orders } from '@lop/db';
-import { appendEvents, type EventDraft, type Transaction } from '../events/append';
+import { orders, type Transaction } from '@lop/db';
+import { appendEvents, type EventDraft } from '../events/append';
 import type { EventData } from '../events/events.schemas';
 import { LIFECYCLE_DETAILS, nextState, type LifecycleDetail, type Transition } from './lifecycle';
 import { orderEventData } from './order-events';

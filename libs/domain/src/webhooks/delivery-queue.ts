@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { fromDrizzle, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
-import type { Transaction } from '../events/append';
+import type { Transaction } from '@lop/db';
 
 /**
  * The pg-boss queue that wakes a worker for each delivery attempt. A job is only a wake-up call

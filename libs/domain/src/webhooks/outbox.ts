@@ -1,5 +1,5 @@
-import { sqlOf } from '@lop/db';
-import type { Stream, Transaction } from '../events/append';
+import { sqlOf, type Transaction } from '@lop/db';
+import type { Stream } from '../events/append';
 import type { PartnerEvent } from '../events/events.schemas';
 import type { DeliveryQueue } from './delivery-queue';
 
