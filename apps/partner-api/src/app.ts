@@ -5,6 +5,7 @@ import * as trpcExpress from '@trpc/server/adapters/express';
 import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
 import {
   buildOpenApiDocument,
+  errorBodyFor,
   OPENAPI_PATH,
   PARTNER_BASE_PATH,
   PartnerError,
@@ -14,10 +15,10 @@ import {
   type RequestContext,
 } from '@lop/domain';
 import { accessLog } from './http/access-log';
-import { jsonBody } from './http/body';
+import { jsonBody, MAX_BODY_BYTES } from './http/body';
 import { partnerRest } from './http/partner-rest';
 import { publicDocuments } from './http/public-documents';
-import { createOrderRateLimit } from './http/rate-limit';
+import { rateLimitSpender } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
 import { requestMetrics } from './http/request-metrics';
 import { sendError } from './http/send-error';
@@ -41,7 +42,11 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   if (metrics) app.use(requestMetrics(metrics));
   app.use(accessLog(logger));
 
-  const createContext = (req: Request, res: Response): RequestContext => ({
+  const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT });
+  // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
+  const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
+    door,
+    spendRateLimit: spenderFor(req, res),
     db: database.db,
     sql: database.sql,
     requestId: requestIdOf(res),
@@ -73,15 +78,19 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   });
   app.use(publicDocuments());
 
-  app.post(`${PARTNER_BASE_PATH}/v1/orders`, createOrderRateLimit(database.sql, config.PARTNER_CREATE_ORDER_RATE_LIMIT, logger));
-  app.use(PARTNER_BASE_PATH, jsonBody(), partnerRest(createContext, logger));
+  app.use(PARTNER_BASE_PATH, jsonBody(), partnerRest((req, res) => createContext(req, res, 'rest'), logger));
 
-  // The sandbox console talks tRPC to the same procedures, with the same keys and checks.
+  // The sandbox console talks tRPC to the same procedures, with the same keys, guard and body limit.
   app.use(
     '/api/trpc',
+    jsonBody(),
     trpcExpress.createExpressMiddleware({
       router: partnerRouter,
-      createContext: ({ req, res }) => createContext(req, res),
+      createContext: ({ req, res }) => createContext(req, res, 'console'),
+      maxBodySize: MAX_BODY_BYTES,
+      // Headers a failure carries on REST (Retry-After, WWW-Authenticate) and those a procedure sets.
+      responseMeta: ({ ctx, errors }) =>
+        errors.length > 0 ? { headers: errorBodyFor(errors[0], ctx?.requestId ?? 'req_unknown', []).headers } : { headers: ctx?.response.headers ?? {} },
       onError: ({ error }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error }, 'unexpected tRPC error');
       },

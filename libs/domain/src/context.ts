@@ -1,10 +1,13 @@
 import type { Database, Sql } from '@lop/db';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
+import type { RateLimitPolicy } from './auth/guard';
 import type { DataProtector } from './security/protector';
 
 /** Per-request context shared by the REST facade and the console's tRPC endpoint. */
 export interface RequestContext {
+  /** Which door the call came through: partner REST, or the sandbox console's tRPC endpoint (sandbox keys only). */
+  door: 'rest' | 'console';
   db: Database;
   sql: Sql;
   requestId: string;
@@ -14,6 +17,11 @@ export interface RequestContext {
   headers: IncomingHttpHeaders;
   /** Encrypts personal data at rest and signs short-lived report paths. */
   protector: DataProtector;
+  /**
+   * Spends one unit of `policy`'s budget for `subject` (an API key id), or throws PartnerError
+   * `rate_limited`. The transport provides it (it owns the RateLimit-* headers); the core decides when.
+   */
+  spendRateLimit(policy: RateLimitPolicy, subject: string): Promise<void>;
   /** Status and headers a procedure asks the transport to send (e.g. 201, Retry-After). */
   response: { status?: number; headers: Record<string, string> };
 }

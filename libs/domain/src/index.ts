@@ -1,6 +1,7 @@
 export * from './auth/scopes';
 export * from './auth/api-key';
 export * from './auth/authenticate';
+export * from './auth/guard';
 export * from './context';
 export * from './http/errors';
 export * from './http/envelope';

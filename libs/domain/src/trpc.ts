@@ -1,10 +1,11 @@
 import { initTRPC } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { authenticate, requireScope } from './auth/authenticate';
+import { guard, type GuardRules } from './auth/guard';
 import type { Scope } from './auth/scopes';
 import type { RequestContext } from './context';
 import { errorBodyFor } from './http/error-response';
-import type { ErrorCode } from './http/errors';
+import { ERROR_CODES, type ErrorCode } from './http/errors';
 
 export interface ProcedureMeta extends OpenApiMeta {
   /** The status a successful call answers with, when not 200; also written into the OpenAPI document. */
@@ -19,11 +20,18 @@ const t = initTRPC
   .context<RequestContext>()
   .meta<ProcedureMeta>()
   .create({
-    // The console's tRPC clients see the same error envelope as REST clients.
-    errorFormatter: ({ shape, error, ctx }) => ({
-      ...shape,
-      data: { ...shape.data, stack: undefined, partner: errorBodyFor(error, ctx?.requestId ?? 'req_unknown', []).body },
-    }),
+    // The console's tRPC door answers like REST: the same status, code and sentence (never a
+    // driver message or an address), with the REST envelope in data.partner.
+    errorFormatter: ({ shape, error, ctx }) => {
+      const response = errorBodyFor(error, ctx?.requestId ?? 'req_unknown', []);
+      const trpcCode = ERROR_CODES[response.body.error.code].trpc;
+      return {
+        ...shape,
+        code: TRPC_ERROR_CODES_BY_KEY[trpcCode],
+        message: response.body.error.message,
+        data: { ...shape.data, code: trpcCode, httpStatus: response.status, stack: undefined, partner: response.body },
+      };
+    },
   });
 
 export const router = t.router;
@@ -34,15 +42,11 @@ export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
 
 /** A valid, active key; no particular scope (health, sandbox fixtures and scenarios). */
-export const keyProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { caller: await authenticate(ctx.sql, ctx.authorization) } }));
+export const keyProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { caller: await guard(ctx, {}) } }));
 
 /**
- * A valid key carrying `scope`; authentication and scope are checked before the input is read.
- * One middleware, not two: every tRPC middleware level copies the call's options and context.
+ * A valid key carrying `scope`; the guard (authentication, door, scope, rate limit) runs before the
+ * input is read. One middleware, not several: every tRPC middleware level copies the call's options and context.
  */
-export const scopedProcedure = (scope: Scope) =>
-  t.procedure.use(async ({ ctx, next }) => {
-    const caller = await authenticate(ctx.sql, ctx.authorization);
-    requireScope(caller, scope);
-    return next({ ctx: { caller } });
-  });
+export const scopedProcedure = (scope: Scope, rules: Omit<GuardRules, 'scope'> = {}) =>
+  t.procedure.use(async ({ ctx, next }) => next({ ctx: { caller: await guard(ctx, { ...rules, scope }) } }));

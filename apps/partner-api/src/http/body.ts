@@ -6,6 +6,12 @@ export const MAX_BODY_BYTES = 100 * 1024;
 export function jsonBody() {
   const parse = express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' });
   return (req: Request, res: Response, next: NextFunction) => {
+    // A declared length over the limit is refused at once; the connection closes rather than
+    // reading (and discarding) whatever the client still means to send.
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
+      res.setHeader('Connection', 'close');
+      return next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
+    }
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
     if (!hasBody && req.method !== 'GET' && req.method !== 'HEAD') {
       req.headers['content-type'] = 'application/json';

@@ -1,10 +1,7 @@
-import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { rateLimit, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
-import type { Logger } from 'pino';
 import type { Sql } from '@lop/db';
-import { PartnerError } from '@lop/domain';
-import { sendError } from './send-error';
+import { PartnerError, type RateLimitPolicy } from '@lop/domain';
 
 /**
  * Fixed-window counters in PostgreSQL, so every replica shares one budget per API key.
@@ -42,22 +39,39 @@ export class PostgresRateLimitStore implements Store {
   }
 }
 
-/** Per-key limit on order creation: 429 `rate_limited` with Retry-After, RateLimit-* headers on every create. */
-export function createOrderRateLimit(sql: Sql, limitPerMinute: number, logger: Logger) {
-  return rateLimit({
-    windowMs: 60_000,
-    limit: limitPerMinute,
-    standardHeaders: 'draft-6',
-    legacyHeaders: false,
-    store: new PostgresRateLimitStore(sql),
-    // Unauthenticated calls are answered 401 by the procedure; they spend no one's budget.
-    skip: (req) => !req.headers.authorization,
-    keyGenerator: (req) => `create_order:${createHash('sha256').update(req.headers.authorization ?? '').digest('hex')}`,
-    handler: (req: Request, res: Response) => {
-      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
-      sendError(res, new PartnerError('rate_limited', `Too many order creations for this API key; retry after ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } }), logger);
-    },
-    validate: { xForwardedForHeader: false, keyGeneratorIpFallback: false },
-  });
+const kSubject = Symbol('rateLimitSubject');
+type WithSubject = Request & { [kSubject]?: string };
+
+/**
+ * The transport half of the core's rate limit (libs/domain auth/guard.ts decides when a call
+ * spends, and from which key's budget): express-rate-limit counts in PostgreSQL and writes the
+ * RateLimit-* headers, Retry-After and the 429 on whichever door the call came through.
+ */
+export function rateLimitSpender(sql: Sql, limits: Record<RateLimitPolicy, number>) {
+  const limiters = Object.fromEntries(
+    (Object.entries(limits) as [RateLimitPolicy, number][]).map(([policy, limitPerMinute]) => [
+      policy,
+      rateLimit({
+        windowMs: 60_000,
+        limit: limitPerMinute,
+        standardHeaders: 'draft-6',
+        legacyHeaders: false,
+        store: new PostgresRateLimitStore(sql),
+        keyGenerator: (req) => `${policy}:${(req as WithSubject)[kSubject]}`,
+        handler: (req: Request, _res: Response, next: NextFunction) => {
+          const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+          const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
+          next(new PartnerError('rate_limited', `Too many order creations for this API key; retry after ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } }));
+        },
+        validate: { xForwardedForHeader: false, keyGeneratorIpFallback: false },
+      }),
+    ]),
+  ) as Record<RateLimitPolicy, ReturnType<typeof rateLimit>>;
+
+  return (req: Request, res: Response) =>
+    (policy: RateLimitPolicy, subject: string) =>
+      new Promise<void>((resolve, reject) => {
+        (req as WithSubject)[kSubject] = subject;
+        void limiters[policy](req, res, (error?: unknown) => (error ? reject(error) : resolve()));
+      });
 }

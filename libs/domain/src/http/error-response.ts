@@ -59,6 +59,9 @@ export function errorBodyFor(error: unknown, requestId: string, pathParams: read
     switch (error.code) {
       case 'PARSE_ERROR':
         return make('invalid_request', 'The request body is not valid JSON.', [{ issue: 'malformed_json' }]);
+      // tRPC's own refusals of a malformed call (unreadable input, a batch where none is allowed).
+      case 'BAD_REQUEST':
+        return make('invalid_request', 'The request is malformed; send the input as JSON.', [{ issue: 'malformed_request' }]);
       case 'PAYLOAD_TOO_LARGE':
         return make('payload_too_large', 'The request body is too large.');
       case 'UNSUPPORTED_MEDIA_TYPE':

@@ -20,6 +20,8 @@ const protector = new DataProtector(randomBytes(32));
 
 function callerFor(key: string) {
   const ctx: RequestContext = {
+    door: 'console',
+    spendRateLimit: async () => undefined,
     db,
     sql,
     requestId: 'req_test',
@@ -81,14 +83,15 @@ describe('console procedures', () => {
     expect(rest.data.next_cursor).toBeNull();
   });
 
-  it('never list another client’s or another environment’s orders', async () => {
+  it('never list another client’s or another environment’s orders, and refuse production keys', async () => {
     const mine = await newOrder(db);
     const theirs = await newOrder(db);
     const production = await sibling(mine.order, 5, 'production');
     const sandbox = await callerFor(await keyFor(mine.order)).console.orders({});
     expect(sandbox.data.orders.map((o) => o.order_id)).toEqual([mine.order.id]);
-    const live = await callerFor(await keyFor(mine.order, 'production')).console.orders({});
-    expect(live.data.orders.map((o) => o.order_id)).toEqual([production.id]);
+    expect(sandbox.data.orders.map((o) => o.order_id)).not.toContain(production.id);
+    // The console door takes sandbox keys only: production orders are reached through REST alone.
+    await expect(callerFor(await keyFor(mine.order, 'production')).console.orders({})).rejects.toMatchObject({ errorCode: 'forbidden' });
     expect(sandbox.data.orders.map((o) => o.order_id)).not.toContain(theirs.order.id);
   });
 

@@ -17,7 +17,7 @@ function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>
   return key;
 }
 
-export const createOrder = scopedProcedure('orders:write')
+export const createOrder = scopedProcedure('orders:write', { rateLimit: 'create_order' })
   .meta(createOrderMeta)
   .input(createOrderInput)
   .output(createOrderOutput)

@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { RequestContext } from '../context';
+import { createKey } from '../control-plane/control-plane';
+import { newOrder, openTestDatabase } from '../laboratory-operations/test-support';
+import { guard } from './guard';
+import { SCOPES } from './scopes';
+
+const connection = openTestDatabase();
+afterAll(() => connection.close());
+
+function contextFor(door: RequestContext['door'], authorization: string | undefined) {
+  const spendRateLimit = vi.fn(async () => undefined);
+  const ctx = { door, authorization, sql: connection.sql, spendRateLimit } as unknown as RequestContext;
+  return { ctx, spendRateLimit };
+}
+
+async function keys() {
+  const { order } = await newOrder(connection.db);
+  const sandbox = await createKey(connection.db, { clientId: order.clientId, environment: 'sandbox', scopes: [...SCOPES] });
+  const production = await createKey(connection.db, { clientId: order.clientId, environment: 'production', scopes: [...SCOPES] });
+  return { sandbox, production };
+}
+
+describe('the guard every procedure runs, on both doors', () => {
+  it('spends the rate-limit budget of the authenticated key, whatever the scheme is spelled', async () => {
+    const { sandbox } = await keys();
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'BeArEr']) {
+      const { ctx, spendRateLimit } = contextFor('rest', `${scheme} ${sandbox.key}`);
+      const caller = await guard(ctx, { scope: 'orders:write', rateLimit: 'create_order' });
+      expect(spendRateLimit).toHaveBeenCalledExactlyOnceWith('create_order', caller.keyId);
+    }
+  });
+
+  it('spends nothing before the key is authenticated', async () => {
+    for (const authorization of [undefined, 'Bearer junk', 'Bearer lop_test_00000000000000000000000000000000', 'Basic abc']) {
+      const { ctx, spendRateLimit } = contextFor('console', authorization);
+      await expect(guard(ctx, { rateLimit: 'create_order' })).rejects.toMatchObject({ errorCode: 'unauthorized' });
+      expect(spendRateLimit).not.toHaveBeenCalled();
+    }
+  });
+
+  it('spends nothing when the key lacks the scope', async () => {
+    const { order } = await newOrder(connection.db);
+    const readOnly = await createKey(connection.db, { clientId: order.clientId, environment: 'sandbox', scopes: ['orders:read'] });
+    const { ctx, spendRateLimit } = contextFor('rest', `Bearer ${readOnly.key}`);
+    await expect(guard(ctx, { scope: 'orders:write', rateLimit: 'create_order' })).rejects.toMatchObject({ errorCode: 'forbidden' });
+    expect(spendRateLimit).not.toHaveBeenCalled();
+  });
+
+  it('lets production keys through REST and refuses them at the console door', async () => {
+    const { production } = await keys();
+    await expect(guard(contextFor('rest', `Bearer ${production.key}`).ctx, { scope: 'orders:read' })).resolves.toMatchObject({ environment: 'production' });
+    await expect(guard(contextFor('console', `Bearer ${production.key}`).ctx, {})).rejects.toMatchObject({
+      errorCode: 'forbidden',
+      details: [{ field: 'Authorization', issue: 'production_key_on_console' }],
+    });
+  });
+});

@@ -1,0 +1,32 @@
+import type { RequestContext } from '../context';
+import { PartnerError } from '../http/errors';
+import { authenticate, requireScope, type Caller } from './authenticate';
+import type { Scope } from './scopes';
+
+/** Budgets a procedure can spend from; each is counted per authenticated API key. */
+export type RateLimitPolicy = 'create_order';
+
+export interface GuardRules {
+  /** Scope the key must carry; none for health, fixtures and scenarios. */
+  scope?: Scope;
+  /** Budget one call spends, after authentication (an unauthenticated call spends nothing and writes nothing). */
+  rateLimit?: RateLimitPolicy;
+}
+
+/**
+ * Every protection a partner call gets, in one place, whichever door it came through (DESIGN §13):
+ * authentication first, then the door's environment rule, the scope, and the rate limit.
+ */
+export async function guard(ctx: RequestContext, rules: GuardRules): Promise<Caller> {
+  const caller = await authenticate(ctx.sql, ctx.authorization);
+  // The console is a sandbox tool; production data is reached through REST only.
+  if (ctx.door === 'console' && caller.environment !== 'sandbox') {
+    throw new PartnerError('forbidden', 'The sandbox console accepts sandbox keys only (lop_test_…); use a production key with the partner REST API.', {
+      details: [{ field: 'Authorization', issue: 'production_key_on_console' }],
+    });
+  }
+  if (rules.scope) requireScope(caller, rules.scope);
+  // Keyed on the key's id, not the header text: "bearer", "BEARER" or extra spaces share one budget.
+  if (rules.rateLimit) await ctx.spendRateLimit(rules.rateLimit, caller.keyId);
+  return caller;
+}
