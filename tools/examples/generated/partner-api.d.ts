@@ -341,7 +341,7 @@ export interface paths {
         };
         /**
          * Read report availability
-         * @description When the laboratory supplied a report document for this released version: `report.available` true and a `retrieval_path` (relative to base_url) that works for five minutes, only with the same API key, and is authorized again on use. No permanent or shareable link exists. Without a document: 404 `report_not_modeled` — no report is ever fabricated. An unreleased or unknown version is 404 `not_found`.
+         * @description When the laboratory supplied a report document for this released version: `report.available` true and a `retrieval_path` (relative to base_url). Each call issues a new retrieval record on the server, for this API key only, valid for five minutes; the path names that record and carries no signature or token. Following it needs the same `Authorization` and re-runs every check of the result itself. No permanent, signed or shareable link exists. Without a document: 404 `report_not_modeled` — no report is ever fabricated. An unreleased or unknown version is 404 `not_found`.
          *
          *     Required scope: `results:read`.
          */
@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * Retrieve a report document
-         * @description Follow the `retrieval_path` from the report endpoint as it is. It is checked in full on every use: same API key, unexpired (five minutes), untampered, and the same authorization as the result itself (client, environment, order, released version). Anything else is 404 `not_found`. The document comes back base64-encoded with the media type the laboratory supplied.
+         * @description Follow the `retrieval_path` from the report endpoint as it is, with the same `Authorization`. The path names a retrieval record kept on the server; it carries no signature, expiry or token and is worthless without the key that asked for it. Every use is authorized again: the record must have been issued to this API key for this order and result, within the last five minutes, and the result's own authorization (client, environment, order, program, released version) must still hold; a version superseded after the record was issued voids it. Anything else is 404 `not_found` (an expired record says so); ask the report endpoint again for a new path. The document comes back base64-encoded with the media type the laboratory supplied.
          *
          *     Required scope: `results:read`.
          */
@@ -900,7 +900,7 @@ export interface components {
                 available: boolean;
                 state: components["schemas"]["ReportState"];
                 reason: string;
-                /** @description Relative to base_url. Valid for five minutes, only with the API key that asked for it, and re-checked on use (key, client, environment, order, released version). Not a permanent or shareable link. */
+                /** @description Relative to base_url; names a retrieval record issued on the server to the API key that asked. Valid for five minutes, only with that same key in `Authorization`, and re-checked on use (key, client, program, environment, order, released version). It carries no signature or token: not a permanent, signed or shareable link. */
                 retrieval_path: string;
             };
         };
@@ -2714,10 +2714,8 @@ export interface operations {
     "results-reportDocument": {
         parameters: {
             query: {
-                /** @description From the retrieval path. */
-                expires: string;
-                /** @description From the retrieval path. */
-                signature: string;
+                /** @description From the retrieval path: the retrieval record the report endpoint issued to this API key. */
+                retrieval_id: string;
             };
             header?: never;
             path: {

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getReportAvailability, laboratoryCaller } from '@lop/domain';
-import { connectFixtures, type TestApi } from '../testing/harness';
+import { getReportAvailability, laboratoryCaller, revokeKey } from '@lop/domain';
+import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { callerOf, orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
-import type { DataProtector } from '@lop/domain';
+import { callerOf, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 
 const PDF_BASE64 = Buffer.from('%PDF-1.4\n% a laboratory report\n').toString('base64');
 
-describe('report: a short-lived, key-bound path to a document the laboratory supplied — never fabricated', () => {
-  let api: TestApi & { protector: DataProtector };
+describe('report: a short-lived, server-authorized retrieval record for a document the laboratory supplied — never signed, never fabricated', () => {
+  let api: TestApi;
   const connection = connectFixtures();
   const f = fixtures(connection.db);
   const lab = laboratoryCaller({ db: connection.db });
@@ -18,7 +17,7 @@ describe('report: a short-lived, key-bound path to a document the laboratory sup
   let subject: string;
 
   beforeAll(async () => {
-    api = await startObservedApi();
+    api = await startTestApi(NO_RATE_LIMIT);
     tenant = await buildTenant(f);
     client = ordersClient(api, await tenant.key());
     subject = await client.subject();
@@ -61,12 +60,10 @@ describe('report: a short-lived, key-bound path to a document the laboratory sup
       result_id: resultId,
       report: { available: true, state: 'available', reason: expect.any(String), retrieval_path: expect.any(String) },
     });
+    // Endpoint rule 3: nothing in the path authorizes by itself — it names a server-side record.
     const path: string = data.report.retrieval_path;
-    expect(path).toMatch(new RegExp(`^/v1/orders/${orderId}/results/${resultId}/report/document\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`));
-    const expires = Number(new URL(path, 'http://x').searchParams.get('expires'));
-    const now = Date.now() / 1000;
-    expect(expires).toBeGreaterThan(now + 240);
-    expect(expires).toBeLessThanOrEqual(now + 301);
+    expect(path).toMatch(new RegExp(`^/v1/orders/${orderId}/results/${resultId}/report/document\\?retrieval_id=[0-9a-f-]{36}$`));
+    expect(path).not.toMatch(/signature|expires|token/i);
 
     const document = await api.call('GET', path, { key: client.key });
     expect(expectSuccess(document)).toEqual({ order_id: orderId, result_id: resultId, content_type: 'application/pdf', content_base64: PDF_BASE64 });
@@ -85,34 +82,84 @@ describe('report: a short-lived, key-bound path to a document the laboratory sup
     expectError(await api.call('GET', reportPath(orderId, '00000000-0000-4000-8000-000000000000'), { key: client.key }), 404, 'not_found');
   });
 
-  it('the document route refuses an expired, tampered, other-key or reused-elsewhere path', async () => {
+  it('the document route authorizes every use on the server: only the key it was issued to, unexpired, for that order and version', async () => {
     const { orderId, resultId } = await releasedVersion(true);
     const path: string = expectSuccess(await api.call('GET', reportPath(orderId, resultId), { key: client.key })).report.retrieval_path;
-    const url = new URL(path, 'http://x');
-    const expires = url.searchParams.get('expires')!;
-    const signature = url.searchParams.get('signature')!;
-    const documentPath = url.pathname;
-    const flipped = `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`;
+    const documentPath = new URL(path, 'http://x').pathname;
 
-    // Signed by this server for this key, but ten minutes ago.
+    // Issued by this server to this key, ten minutes ago.
     const caller = await callerOf(connection.sql, client.key);
-    const old = await getReportAvailability(connection.db, caller, api.protector, orderId, resultId, new Date(Date.now() - 10 * 60_000));
-    const expired = expectError(await api.call('GET', old.report.retrieval_path, { key: client.key }), 404, 'not_found');
-    expect(expired.message).toMatch(/expired/);
+    const old = await getReportAvailability(connection.db, caller, orderId, resultId, new Date(Date.now() - 10 * 60_000));
+    expect(expectError(await api.call('GET', old.report.retrieval_path, { key: client.key }), 404, 'not_found').message).toMatch(/expired/);
 
-    expectError(await api.call('GET', `${documentPath}?expires=${expires}&signature=${flipped}`, { key: client.key }), 404, 'not_found');
-    expectError(await api.call('GET', `${documentPath}?expires=${Number(expires) + 3600}&signature=${signature}`, { key: client.key }), 404, 'not_found');
-    // The same client's second key, with every scope: the path belongs to the key that asked.
+    // The same client's second key, with every scope: the record belongs to the key that asked.
     expectError(await api.call('GET', path, { key: await tenant.key() }), 404, 'not_found');
-    // The path of one result does not open another result of the same order.
-    const other = await lab.recordResult({ order_id: orderId, source_result_id: 'LIS-R-2', performing_laboratory_system: 'LIS', observations: [{ a: '1' }], report: { content_type: 'text/plain', content_base64: 'aGk=' } });
-    await lab.releaseResult({ result_id: other.result.result_id, as: 'corrected' });
-    expectError(await api.call('GET', `/v1/orders/${orderId}/results/${other.result.result_id}/report/document?expires=${expires}&signature=${signature}`, { key: client.key }), 404, 'not_found');
-    // Without the query it is a malformed request; without a key, unauthenticated.
+    // The same client in production, and another client of the same laboratory.
+    expectError(await api.call('GET', path, { key: await tenant.key({ environment: 'production' }) }), 404, 'not_found');
+    const otherClient = await buildTenant(f, { laboratory: tenant.laboratory });
+    expectError(await api.call('GET', path, { key: await otherClient.key() }), 404, 'not_found');
+    // Without a record, with an unknown one, without a key.
     expectError(await api.call('GET', documentPath, { key: client.key }), 400, 'invalid_request');
+    expectError(await api.call('GET', `${documentPath}?retrieval_id=00000000-0000-4000-8000-000000000000`, { key: client.key }), 404, 'not_found');
     expectError(await api.call('GET', path), 401, 'unauthorized');
     // The untouched path still works: nothing above consumed it.
     expectSuccess(await api.call('GET', path, { key: client.key }));
+  });
+
+  it('a revoked key loses its retrieval paths at once', async () => {
+    const { orderId, resultId } = await releasedVersion(true);
+    const key = await tenant.key();
+    const path: string = expectSuccess(await api.call('GET', reportPath(orderId, resultId), { key })).report.retrieval_path;
+    expectSuccess(await api.call('GET', path, { key }));
+    await revokeKey(connection.db, (await callerOf(connection.sql, key)).keyId);
+    expectError(await api.call('GET', path, { key }), 401, 'unauthorized');
+  });
+
+  it('a path issued for one version opens neither another version nor that version once it has been superseded', async () => {
+    const { orderId, resultId } = await releasedVersion(true);
+    const path: string = expectSuccess(await api.call('GET', reportPath(orderId, resultId), { key: client.key })).report.retrieval_path;
+    const retrievalId = new URL(path, 'http://x').searchParams.get('retrieval_id');
+    const corrected = await lab.recordResult({ order_id: orderId, source_result_id: 'LIS-R-2', performing_laboratory_system: 'LIS', observations: [{ a: '1' }], report: { content_type: 'text/plain', content_base64: 'aGk=' } });
+    await lab.releaseResult({ result_id: corrected.result.result_id, as: 'corrected' });
+
+    expectError(await api.call('GET', `/v1/orders/${orderId}/results/${corrected.result.result_id}/report/document?retrieval_id=${retrievalId}`, { key: client.key }), 404, 'not_found');
+    expect(expectError(await api.call('GET', path, { key: client.key }), 404, 'not_found').message).toMatch(/superseded/);
+    // The superseded version stays retrievable: asking again issues a record for it as it now stands.
+    const again: string = expectSuccess(await api.call('GET', reportPath(orderId, resultId), { key: client.key })).report.retrieval_path;
+    expect(expectSuccess(await api.call('GET', again, { key: client.key }))).toMatchObject({ result_id: resultId, content_base64: PDF_BASE64 });
+  });
+
+  it('the tRPC door (results.report, results.reportDocument) applies the same authorization', async () => {
+    const { orderId, resultId } = await releasedVersion(true);
+    const trpc = (procedure: string, input: unknown, key?: string) =>
+      api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    const issued = await trpc('results.report', { orderId, resultId }, client.key);
+    expect(issued.status, issued.text).toBe(200);
+    const path: string = issued.body.result.data.data.report.retrieval_path;
+    expect(path).not.toMatch(/signature|expires|token/i);
+    const input = { orderId, resultId, retrieval_id: new URL(path, 'http://x').searchParams.get('retrieval_id') };
+
+    const document = await trpc('results.reportDocument', input, client.key);
+    expect(document.status, document.text).toBe(200);
+    expect(document.body.result.data.data).toEqual({ order_id: orderId, result_id: resultId, content_type: 'application/pdf', content_base64: PDF_BASE64 });
+    // A record issued on one door is the same record on the other.
+    expectSuccess(await api.call('GET', path, { key: client.key }));
+
+    const refused = async (key: string | undefined, status: number, code: string) => {
+      const response = await trpc('results.reportDocument', input, key);
+      expect(response.status, response.text).toBe(status);
+      expect(response.body.error.data.partner.error.code).toBe(code);
+    };
+    await refused(await tenant.key(), 404, 'not_found');
+    await refused(await (await buildTenant(f, { laboratory: tenant.laboratory })).key(), 404, 'not_found');
+    await refused(await tenant.key({ revoked: true }), 401, 'unauthorized');
+    await refused(undefined, 401, 'unauthorized');
+    const caller = await callerOf(connection.sql, client.key);
+    const expired = await getReportAvailability(connection.db, caller, orderId, resultId, new Date(Date.now() - 10 * 60_000));
+    const expiredInput = { orderId, resultId, retrieval_id: new URL(expired.report.retrieval_path, 'http://x').searchParams.get('retrieval_id') };
+    const late = await trpc('results.reportDocument', expiredInput, client.key);
+    expect(late.status, late.text).toBe(404);
+    expect(late.body.error.data.partner.error.message).toMatch(/expired/);
   });
 
   it('needs the results:read scope, on both routes', async () => {

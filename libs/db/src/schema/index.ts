@@ -7,3 +7,4 @@ export * from './subjects';
 export * from './orders';
 export * from './webhooks';
 export * from './sandbox';
+export * from './reports';

@@ -96,7 +96,7 @@ export const reportAvailabilitySchema = z
       reason: z.string(),
       retrieval_path: z.string().meta({
         description:
-          'Relative to base_url. Valid for five minutes, only with the API key that asked for it, and re-checked on use (key, client, environment, order, released version). Not a permanent or shareable link.',
+          'Relative to base_url; names a retrieval record issued on the server to the API key that asked. Valid for five minutes, only with that same key in `Authorization`, and re-checked on use (key, client, program, environment, order, released version). It carries no signature or token: not a permanent, signed or shareable link.',
       }),
     }),
   })

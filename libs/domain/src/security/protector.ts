@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -10,13 +10,12 @@ const VERSION = 'v1';
  */
 export class DataProtector {
   private readonly encryptionKey: Buffer;
-  private readonly signingKey: Buffer;
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('the encryption key must be 32 bytes (base64 of 32 random bytes)');
-    // Separate subkeys for encryption and for signing short-lived report paths.
+    // A derived subkey, so the master key could later serve another purpose without key reuse.
+    // Nothing is signed with it: report retrieval is authorized by a server-side record (results/reports.ts).
     this.encryptionKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'partner-service/encryption', 32));
-    this.signingKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'partner-service/signing', 32));
   }
 
   encrypt(value: unknown): string {
@@ -33,10 +32,6 @@ export class DataProtector {
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     const plaintext = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
     return JSON.parse(plaintext.toString('utf8')) as T;
-  }
-
-  sign(text: string): string {
-    return createHmac('sha256', this.signingKey).update(text).digest('base64url');
   }
 }
 

@@ -8,7 +8,7 @@ export const getReportDocument = scopedProcedure('results:read')
   .input(getReportDocumentInput)
   .output(getReportDocumentOutput)
   .query(async ({ ctx, input }) => {
-    const document = await get(ctx.db, ctx.caller, ctx.protector, input);
+    const document = await get(ctx.db, ctx.caller, input);
     ctx.response.headers['Cache-Control'] = 'no-store';
     return ok(ctx, document);
   });

@@ -8,7 +8,7 @@ export const getReport = scopedProcedure('results:read')
   .input(getReportInput)
   .output(getReportOutput)
   .query(async ({ ctx, input }) => {
-    const availability = await getReportAvailability(ctx.db, ctx.caller, ctx.protector, input.orderId, input.resultId);
+    const availability = await getReportAvailability(ctx.db, ctx.caller, input.orderId, input.resultId);
     // The retrieval path is short-lived: no cache may keep it.
     ctx.response.headers['Cache-Control'] = 'no-store';
     return ok(ctx, availability);
