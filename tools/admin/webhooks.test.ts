@@ -5,7 +5,7 @@ import { apiClients, webhookDeliveries, webhookSubscriptions } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, createKey, DataProtector, lazyDeliveryQueue, revokeKey, webhookSettings, loadConfig, SCOPES } from '@lop/domain';
 import { startReceiver, verifyDelivery, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
 import { expectFailure, expectUsageError } from './testing/expect-error';
-import { admin, newClientDirectly, openTestDatabase, seedDemoDirectly, testDatabaseUrl } from './testing/run-admin';
+import { admin, adminWithEnvironment, newClientDirectly, openTestDatabase, seedDemoDirectly, testDatabaseUrl } from './testing/run-admin';
 
 // The CLI processes inherit this environment: one encryption key, and local receivers allowed.
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
@@ -70,6 +70,38 @@ describe('admin webhooks', () => {
     expectFailure(runs[1], /refused destination: the URL must not contain user information/);
     expectFailure(runs[2], /refused destination: .*10\.1\.2\.3 is a private address/);
     expectFailure(runs[3], /refused destination: .*127\.0\.0\.1 is a loopback address/);
+  });
+
+  it('refuses host names with a trailing dot exactly as without it', async () => {
+    const urls = ['https://localhost./in', 'https://LOCALHOST../in', 'https://api.localhost./in', 'https://intranet./in', 'https://foo.internal./in', 'https://127.0.0.1../in'];
+    const runs = await Promise.all(urls.map((url) => admin('webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', url, '--events', 'all')));
+    runs.forEach((run) => expectFailure(run, /refused destination: .*(not a public host name|loopback address)/));
+  });
+
+  it("refuses the service's own ports even with the loopback allowance, as configured", async () => {
+    const own = { DATABASE_URL: testDatabaseUrl(), PORT: '4123', PARTNER_METRICS_PORT: '4124', PARTNER_WORKER_METRICS_PORT: '4125', PARTNER_EMBEDDED_PG_PORT: '54329' };
+    const databasePort = new URL(testDatabaseUrl()).port || '5432';
+    const cases: [string, RegExp][] = [
+      ['http://127.0.0.1:4123/in', /port 4123 on this machine is the service's own partner API \(PORT\)/],
+      ['http://localhost:4124/metrics', /own metrics endpoint \(PARTNER_METRICS_PORT\)/],
+      ['http://localhost.:4125/metrics', /own delivery worker's metrics endpoint \(PARTNER_WORKER_METRICS_PORT\)/],
+      ['http://127.0.0.1:54329/', /own embedded PostgreSQL \(PARTNER_EMBEDDED_PG_PORT\)/],
+      [`http://127.0.0.1:${databasePort}/`, /own database \(DATABASE_URL\)/],
+    ];
+    const runs = await Promise.all(
+      cases.map(([url]) => adminWithEnvironment(own, 'webhooks', 'create', '--client', clientId, '--environment', 'sandbox', '--url', url, '--events', 'all')),
+    );
+    runs.forEach((run, i) => expectFailure(run, cases[i][1]));
+  });
+
+  it('refuses an own port at every delivery attempt too: a subscription made before PORT changed is not delivered', async () => {
+    const created = await create('--url', receiver.url('/own-port'), '--events', 'all');
+    const receiverPort = new URL(receiver.url('/')).port;
+    const run = await adminWithEnvironment({ DATABASE_URL: testDatabaseUrl(), PORT: receiverPort }, 'webhooks', 'test', created.subscription_id, '--json');
+    expect(run.code).toBe(1);
+    expect(run.json()).toMatchObject({ kind: 'test', state: 'failed', last_error_class: 'blocked_destination', last_status_code: null });
+    expect(run.stderr).toMatch(new RegExp(`port ${receiverPort} on this machine is the service's own partner API \\(PORT\\)`));
+    expect(receiver.requests.filter((r) => r.path === '/own-port')).toHaveLength(0);
   });
 
   it('refuses a loopback receiver for production even with the development allowance', async () => {

@@ -56,7 +56,7 @@ try {
     database.db,
     new DataProtector(Buffer.from(encryptionKey, 'base64')),
     { clientId: client.client_id, environment: 'sandbox', url: receiver.url('/bench'), eventTypes: ['order.updated'] },
-    { allowLoopback: true },
+    webhookSettings(config).destination,
   );
   const sender = await openDeliveryQueue({ databaseUrl: testDatabase.url, settings: webhookSettings(config).queue, role: 'sender' });
   const detach = attachDeliveryQueue(sender);

@@ -46,8 +46,8 @@ const LOCAL_WORKERS = 4;
 export async function startDeliveryWorker(databaseUrl: string, options: DeliveryWorkerOptions = {}): Promise<RunningDeliveryWorker> {
   const config = options.config ?? loadConfig();
   const logger = options.logger ?? pino({ name: 'delivery-worker', level: config.LOG_LEVEL });
-  const settings = webhookSettings(config);
-  if (settings.allowLoopback) logger.warn(LOOPBACK_ALLOWANCE_WARNING);
+  const settings = webhookSettings(config, databaseUrl);
+  if (settings.destination.allowLoopback) logger.warn(LOOPBACK_ALLOWANCE_WARNING);
 
   const localConcurrency = Math.min(LOCAL_WORKERS, settings.concurrency);
   const batchSize = Math.ceil(settings.concurrency / localConcurrency);
@@ -66,7 +66,7 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     queue,
     protector: protectorFor(config),
     policy: settings.policy,
-    attempt: { timeoutMs: settings.attemptTimeoutMs, allowLoopback: settings.allowLoopback, resolve: options.resolve, clock: options.clock, agents },
+    attempt: { timeoutMs: settings.attemptTimeoutMs, ...settings.destination, resolve: options.resolve, clock: options.clock, agents },
   };
 
   await queue.boss.work<DeliveryJob>(

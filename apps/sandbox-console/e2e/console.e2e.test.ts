@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, type DatabaseConnection } from '@lop/db';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
-import { createKey, createSubscription, EVENT_TYPES, loadConfig, PARTNER_BASE_PATH, protectorFor, seedDemo, SCOPES } from '@lop/domain';
+import { createKey, createSubscription, EVENT_TYPES, loadConfig, PARTNER_BASE_PATH, protectorFor, seedDemo, SCOPES, webhookSettings } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { ensureConsoleBuilt } from '../ensure-built';
 import { ARTIFACTS, openBrowser, screenshot, type Browser } from './browser';
@@ -52,7 +52,7 @@ beforeAll(async () => {
     database.db,
     protectorFor(config),
     { clientId: demo.client_id, environment: 'sandbox', url: receiver.url, eventTypes: [...EVENT_TYPES] },
-    { allowLoopback: true },
+    webhookSettings(config).destination,
   );
   const logger = createLogger(config, 'console-e2e');
   api = await startPartnerApi({ config, databaseUrl, logger, consoleDir: dir });

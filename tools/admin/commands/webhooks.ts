@@ -93,12 +93,12 @@ export function registerWebhooks(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: OutputOptions & { client: string; environment: Environment; url: string; events: EventType[] }) => {
       const config = loadConfig();
-      const created = await withDatabase((db) =>
+      const created = await withDatabase((db, session) =>
         createSubscription(
           db,
           protectorFor(config),
           { clientId: options.client, environment: options.environment, url: options.url, eventTypes: options.events },
-          { allowLoopback: config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK },
+          webhookSettings(config, session.databaseUrl).destination,
         ),
       );
       print(created, options, (s) =>
@@ -159,10 +159,10 @@ export function registerWebhooks(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: OutputOptions) => {
       const config = loadConfig();
-      const settings = webhookSettings(config);
-      const result = await withDatabase((db) =>
-        sendTestDelivery(db, protectorFor(config), id, { timeoutMs: settings.attemptTimeoutMs, allowLoopback: settings.allowLoopback }),
-      );
+      const result = await withDatabase((db, session) => {
+        const settings = webhookSettings(config, session.databaseUrl);
+        return sendTestDelivery(db, protectorFor(config), id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination });
+      });
       print(result, options, (r) => [`Test delivery ${r.state === 'delivered' ? 'succeeded' : 'FAILED'}.`, describeDelivery(r)].join('\n'));
       if (result.state !== 'delivered') {
         throw new Error(`the test delivery failed: ${result.last_status_code ? `status ${result.last_status_code}` : (result.detail ?? result.last_error_class)}`);

@@ -93,7 +93,7 @@ export function subscribe(db: Database, partner: Partner, url: string, eventType
     db,
     testProtector(),
     { clientId: partner.clientId, environment: 'sandbox', url, eventTypes: eventTypes === 'all' ? [...EVENT_TYPES] : eventTypes },
-    { allowLoopback: true, resolve },
+    { allowLoopback: true, servicePorts: [], resolve },
   );
 }
 

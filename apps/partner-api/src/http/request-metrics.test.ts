@@ -63,7 +63,7 @@ describe('Prometheus metrics', () => {
       connection.db,
       new DataProtector(encryptionKey),
       { clientId: tenant.clientId, environment: 'sandbox', url: 'http://127.0.0.1:9/hooks', eventTypes: ['order.created'] },
-      { allowLoopback: true },
+      { allowLoopback: true, servicePorts: [] },
     );
     const subject = `metrics-${randomBytes(3).toString('hex')}`;
     expect((await api.call('PUT', `/v1/subjects/${subject}`, { key })).status).toBe(200);

@@ -3,7 +3,7 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Environment } from '../auth/scopes';
-import { BlockedDestinationError, systemResolver, vetDestination, type Resolver, type VettedDestination } from './destination-guard';
+import { BlockedDestinationError, systemResolver, vetDestination, type DestinationPolicy, type Resolver, type VettedDestination } from './destination-guard';
 import type { AttemptResult } from './retry-policy';
 import { deliveryHeaders } from './signature';
 
@@ -28,9 +28,8 @@ export interface AttemptRequest {
   eventId?: string;
 }
 
-export interface AttemptOptions {
+export interface AttemptOptions extends DestinationPolicy {
   timeoutMs: number;
-  allowLoopback: boolean;
   resolve?: Resolver;
   clock?: Clock;
   /** Connection reuse per vetted address; see createDeliveryAgents. */
@@ -98,7 +97,7 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
   });
   try {
     if (options.signal?.aborted) throw new AttemptInterruptedError('the worker is shutting down');
-    const destination = await untilAborted(vetDestination(request.url, { environment: request.environment, allowLoopback: options.allowLoopback }, options.resolve ?? systemResolver), controller.signal);
+    const destination = await untilAborted(vetDestination(request.url, { environment: request.environment, allowLoopback: options.allowLoopback, servicePorts: options.servicePorts }, options.resolve ?? systemResolver), controller.signal);
     address = destination.address;
     const headers = deliveryHeaders({
       secret: request.secret,

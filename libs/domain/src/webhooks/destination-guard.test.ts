@@ -92,6 +92,22 @@ const HOSTILE: [label: string, url: string][] = [
   ['user information', 'https://user:pass@public.partner.example/hook'],
   ['user name only', 'https://user@public.partner.example/hook'],
   ['another scheme', 'ftp://public.partner.example/hook'],
+  // A trailing dot only says "absolute name": the same host to DNS, so the same refusal.
+  ['localhost with a trailing dot', 'https://localhost./hook'],
+  ['localhost with two trailing dots, uppercase', 'https://LOCALHOST../hook'],
+  ['localhost with a percent-encoded dot', 'https://localhost%2E/hook'],
+  ['localhost with an ideographic full stop', 'https://localhost\u3002/hook'],
+  ['a *.localhost name with a trailing dot', 'https://api.localhost./hook'],
+  ['a single-label name with a trailing dot', 'https://intranet./hook'],
+  ['IPv4 loopback with a trailing dot', 'https://127.0.0.1./hook'],
+  ['IPv4 loopback with two trailing dots', 'https://127.0.0.1../hook'],
+  ['hex short form with two trailing dots', 'https://0x7f.1../hook'],
+  ['a name resolving to RFC 1918, with a trailing dot', 'https://internal.partner.example./hook'],
+  ['a private-use .internal name', 'https://foo.internal/hook'],
+  ['a private-use .internal name with a trailing dot', 'https://foo.internal./hook'],
+  ['an mDNS .local name', 'https://printer.local/hook'],
+  ['a .home.arpa name with a trailing dot', 'https://router.home.arpa./hook'],
+  ['localhost with a trailing dot and a port but no allowance', 'http://localhost.:4567/hook'],
 ];
 
 /** Agents that count every connection they are asked to open. */
@@ -120,17 +136,17 @@ describe('destination guard', () => {
 
   it.each(HOSTILE)('refuses %s (%s) before any connection', async (_label, url) => {
     const counting = countingAgents();
-    await expect(vetDestination(url, { environment: 'sandbox', allowLoopback: false }, hostileResolver)).rejects.toBeInstanceOf(BlockedDestinationError);
+    await expect(vetDestination(url, { environment: 'sandbox', allowLoopback: false, servicePorts: [] }, hostileResolver)).rejects.toBeInstanceOf(BlockedDestinationError);
     const report = await attemptDelivery(
       { url, environment: 'sandbox', secret: 'whsec_test', body: '{}', deliveryId: '00000000-0000-4000-8000-000000000000' },
-      { timeoutMs: 2000, allowLoopback: false, resolve: hostileResolver, agents: counting.agents },
+      { timeoutMs: 2000, allowLoopback: false, servicePorts: [], resolve: hostileResolver, agents: counting.agents },
     );
     expect(report.result).toEqual({ kind: 'blocked_destination' });
     expect(counting.connections()).toBe(0);
   });
 
   it('accepts public addresses and names whose every answer is public', async () => {
-    const options = { environment: 'production' as const, allowLoopback: false };
+    const options = { environment: 'production' as const, allowLoopback: false, servicePorts: [] };
     await expect(vetDestination('https://public.partner.example/hooks?x=1', options, hostileResolver)).resolves.toMatchObject({ address: '93.184.216.34', family: 4, port: 443, hostname: 'public.partner.example' });
     await expect(vetDestination('https://public6.partner.example:8443/', options, hostileResolver)).resolves.toMatchObject({ address: '2606:4700::1111', family: 6, port: 8443 });
     await expect(vetDestination('https://8.8.8.8/', options, hostileResolver)).resolves.toMatchObject({ address: '8.8.8.8' });
@@ -140,20 +156,20 @@ describe('destination guard', () => {
   it('re-resolves at every attempt: a name that turns private after registration is refused then', async () => {
     let answers = [['93.184.216.34'], ['10.1.2.3']];
     const rebinding: Resolver = async () => answers.shift() ?? [];
-    const options = { environment: 'production' as const, allowLoopback: false };
+    const options = { environment: 'production' as const, allowLoopback: false, servicePorts: [] };
     await expect(vetDestination('https://rebind.partner.example/', options, rebinding)).resolves.toMatchObject({ address: '93.184.216.34' });
     await expect(vetDestination('https://rebind.partner.example/', options, rebinding)).rejects.toThrow(/non-public address: 10\.1\.2\.3 is a private address/);
     answers = [];
   });
 
   describe('the loopback allowance (PARTNER_WEBHOOKS_ALLOW_LOOPBACK)', () => {
-    const on = { environment: 'sandbox' as const, allowLoopback: true };
+    const on = { environment: 'sandbox' as const, allowLoopback: true, servicePorts: [] };
     it('permits http://127.0.0.1:<port> and http://localhost:<port> for sandbox, pinned to 127.0.0.1', async () => {
       await expect(vetDestination('http://127.0.0.1:4567/hook', on)).resolves.toMatchObject({ address: '127.0.0.1', port: 4567, loopback: true, protocol: 'http:' });
       await expect(vetDestination('http://localhost:4567/hook', on)).resolves.toMatchObject({ address: '127.0.0.1', port: 4567, loopback: true });
     });
     it('refuses loopback for production subscriptions even when allowed', () => {
-      expect(() => checkDestinationUrl('http://127.0.0.1:4567/hook', { environment: 'production', allowLoopback: true })).toThrow(/sandbox subscriptions only/);
+      expect(() => checkDestinationUrl('http://127.0.0.1:4567/hook', { environment: 'production', allowLoopback: true, servicePorts: [] })).toThrow(/sandbox subscriptions only/);
     });
     it('covers only the two loopback forms with a port, nothing else', () => {
       for (const url of ['http://10.0.0.1:8080/', 'http://127.0.0.2:8080/', 'http://[::1]:8080/', 'http://127.0.0.1/', 'http://public.partner.example:8080/']) {
@@ -162,6 +178,42 @@ describe('destination guard', () => {
     });
     it('still refuses user information', () => {
       expect(() => checkDestinationUrl('http://me:pw@127.0.0.1:4567/', on)).toThrow(/user information/);
+    });
+    it('treats localhost with a trailing dot as localhost: the same allowance, pinned to 127.0.0.1', async () => {
+      await expect(vetDestination('http://localhost.:4567/hook', on)).resolves.toMatchObject({ address: '127.0.0.1', hostname: 'localhost', loopback: true });
+      await expect(vetDestination('http://LOCALHOST..:4567/hook', on)).resolves.toMatchObject({ address: '127.0.0.1', loopback: true });
+    });
+
+    describe("never the service's own ports", () => {
+      const own = {
+        ...on,
+        servicePorts: [
+          { port: 3000, role: 'partner API (PORT)' },
+          { port: 9464, role: 'metrics endpoint (PARTNER_METRICS_PORT)' },
+          { port: 54329, role: 'embedded PostgreSQL (PARTNER_EMBEDDED_PG_PORT)' },
+          { port: 5432, role: 'database (DATABASE_URL)' },
+        ],
+      };
+      it.each([
+        ['http://127.0.0.1:3000/hook', /port 3000 on this machine is the service's own partner API \(PORT\)/],
+        ['https://localhost:3000/hook', /own partner API/],
+        ['http://localhost.:9464/metrics', /own metrics endpoint \(PARTNER_METRICS_PORT\)/],
+        ['http://127.0.0.1:54329/', /own embedded PostgreSQL \(PARTNER_EMBEDDED_PG_PORT\)/],
+        ['http://LOCALHOST:5432/', /own database \(DATABASE_URL\)/],
+      ])('refuses %s at registration and at the attempt, without connecting', async (url, reason) => {
+        expect(() => checkDestinationUrl(url, own)).toThrow(reason);
+        await expect(vetDestination(url, own)).rejects.toThrow(reason);
+        const counting = countingAgents();
+        const report = await attemptDelivery(
+          { url, environment: 'sandbox', secret: 'whsec_test', body: '{}', deliveryId: '00000000-0000-4000-8000-000000000000' },
+          { timeoutMs: 2000, ...own, agents: counting.agents },
+        );
+        expect(report).toMatchObject({ result: { kind: 'blocked_destination' }, detail: expect.stringMatching(reason) });
+        expect(counting.connections()).toBe(0);
+      });
+      it('still allows every other local port', async () => {
+        await expect(vetDestination('http://127.0.0.1:3001/hook', own)).resolves.toMatchObject({ port: 3001, loopback: true });
+      });
     });
   });
 });

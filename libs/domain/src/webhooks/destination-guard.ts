@@ -18,10 +18,25 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 
 export const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
-export interface GuardOptions {
-  environment: Environment;
+/** A port this service itself listens on (or its database does), with what it is, for the refusal. */
+export interface ServicePort {
+  port: number;
+  role: string;
+}
+
+/** Where webhooks may go, from configuration (see webhookSettings). */
+export interface DestinationPolicy {
   /** PARTNER_WEBHOOKS_ALLOW_LOOPBACK: http(s)://127.0.0.1:<port> and localhost:<port>, sandbox only. */
   allowLoopback: boolean;
+  /**
+   * Loopback ports the allowance never covers: the service's own API, metrics and database. A
+   * sandbox subscription must not turn the worker into a client of its own internals.
+   */
+  servicePorts: readonly ServicePort[];
+}
+
+export interface GuardOptions extends DestinationPolicy {
+  environment: Environment;
 }
 
 /** A destination that passed every check: connect to `address`, present `hostname` for SNI and Host. */
@@ -37,6 +52,17 @@ export interface VettedDestination {
 }
 
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost']);
+
+/**
+ * Names that are never public by definition, whatever a resolver says: localhost (RFC 6761),
+ * mDNS .local (RFC 6762), .home.arpa (RFC 8375) and the private-use .internal (ICANN, 2024).
+ */
+const NON_PUBLIC_SUFFIXES = ['localhost', 'local', 'home.arpa', 'internal'];
+
+function isNonPublicName(hostname: string): boolean {
+  if (!hostname.includes('.')) return true;
+  return NON_PUBLIC_SUFFIXES.some((suffix) => hostname === suffix || hostname.endsWith(`.${suffix}`));
+}
 
 /**
  * ipaddr.js names the special-purpose ranges; only `unicast` is public. IPv4-mapped addresses
@@ -79,35 +105,54 @@ function parseUrl(text: string): URL {
 }
 
 /**
+ * The host name every check judges. DNS treats `localhost.` and `localhost` as the same name (the
+ * trailing dot only says "absolute"), so the dots go before any comparison; a name that becomes
+ * numeric without them (`0x7f.1..`) is parsed again by the WHATWG rules so it is judged as the
+ * address it is. The URL parser has already lowercased it and mapped `%2E` and `。` to dots.
+ */
+export function canonicalHostname(url: URL): string {
+  const bare = url.hostname.toLowerCase().replace(/\.+$/, '');
+  if (bare.startsWith('[')) return bare;
+  if (!bare) throw new BlockedDestinationError('the URL has no host');
+  try {
+    return new URL(`http://${bare}/`).hostname;
+  } catch {
+    throw new BlockedDestinationError('the URL host is not valid');
+  }
+}
+
+/**
  * The checks that need no DNS: scheme, user information, host form, and IP literals. Used at
  * registration and again before every attempt. The WHATWG parser has already turned decimal,
  * octal and hex IPv4 spellings (http://2130706433, 0x7f.1) into dotted form here.
  */
-export function checkDestinationUrl(text: string, options: GuardOptions): { url: URL; loopback: boolean } {
+export function checkDestinationUrl(text: string, options: GuardOptions): { url: URL; hostname: string; loopback: boolean } {
   const url = parseUrl(text);
   if (url.username || url.password) throw new BlockedDestinationError('the URL must not contain user information');
   if (url.hash) throw new BlockedDestinationError('the URL must not contain a fragment');
-  if (isLoopbackAllowance(url)) {
-    if (!options.allowLoopback) throw new BlockedDestinationError(`${url.hostname} is a loopback destination (allowed only with PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true, for sandbox)`);
+  if (!url.hostname) throw new BlockedDestinationError('the URL has no host');
+  const hostname = canonicalHostname(url);
+  if (isLoopbackAllowance(url, hostname)) {
+    if (!options.allowLoopback) throw new BlockedDestinationError(`${hostname} is a loopback destination (allowed only with PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true, for sandbox)`);
     if (options.environment !== 'sandbox') throw new BlockedDestinationError('loopback destinations are allowed for sandbox subscriptions only');
-    return { url, loopback: true };
+    const own = options.servicePorts.find((p) => p.port === Number(url.port));
+    if (own) throw new BlockedDestinationError(`port ${own.port} on this machine is the service's own ${own.role}; the loopback allowance covers other local ports only`);
+    return { url, hostname, loopback: true };
   }
   if (url.protocol !== 'https:') throw new BlockedDestinationError('the URL must use https');
-  const hostname = url.hostname.toLowerCase();
-  if (!hostname) throw new BlockedDestinationError('the URL has no host');
   const literal = ipLiteral(hostname);
   if (literal) {
     const reason = blockedReason(literal);
     if (reason) throw new BlockedDestinationError(`the destination is not public: ${reason}`);
-  } else if (hostname === 'localhost' || hostname.endsWith('.localhost') || !hostname.includes('.')) {
+  } else if (isNonPublicName(hostname)) {
     throw new BlockedDestinationError(`${hostname} is not a public host name`);
   }
-  return { url, loopback: false };
+  return { url, hostname, loopback: false };
 }
 
 /** Exactly the development allowance: 127.0.0.1 or localhost with an explicit port. */
-function isLoopbackAllowance(url: URL): boolean {
-  return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_NAMES.has(url.hostname) && url.port !== '';
+function isLoopbackAllowance(url: URL, hostname: string): boolean {
+  return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_NAMES.has(hostname) && url.port !== '';
 }
 
 /**
@@ -115,8 +160,7 @@ function isLoopbackAllowance(url: URL): boolean {
  * resolved address is not public; never opens a connection.
  */
 export async function vetDestination(text: string, options: GuardOptions, resolve: Resolver = systemResolver): Promise<VettedDestination> {
-  const { url, loopback } = checkDestinationUrl(text, options);
-  const hostname = url.hostname.toLowerCase();
+  const { url, hostname, loopback } = checkDestinationUrl(text, options);
   const protocol = url.protocol as 'https:' | 'http:';
   const port = url.port ? Number(url.port) : protocol === 'https:' ? 443 : 80;
   // The allowance pins localhost to 127.0.0.1 without asking DNS what "localhost" means.

@@ -4,7 +4,7 @@ import type { Environment } from '../auth/scopes';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import { EVENT_TYPES, type EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
-import { BlockedDestinationError, blockedReason, checkDestinationUrl, systemResolver, type Resolver } from './destination-guard';
+import { BlockedDestinationError, blockedReason, checkDestinationUrl, systemResolver, type DestinationPolicy, type Resolver } from './destination-guard';
 import { generateSigningSecret } from './signature';
 
 /**
@@ -12,8 +12,8 @@ import { generateSigningSecret } from './signature';
  * only by create and rotate-secret, and stored only encrypted.
  */
 
-export interface RegistrationGuard {
-  allowLoopback: boolean;
+/** The same policy every delivery attempt applies (webhookSettings(config).destination). */
+export interface RegistrationGuard extends DestinationPolicy {
   resolve?: Resolver;
 }
 
@@ -51,12 +51,12 @@ export function describeSubscription(row: SubscriptionRow) {
  */
 async function checkRegistrationUrl(url: string, environment: Environment, guard: RegistrationGuard): Promise<string> {
   try {
-    const checked = checkDestinationUrl(url, { environment, allowLoopback: guard.allowLoopback });
-    if (!checked.loopback && !/^\[.*\]$|^[\d.]+$/.test(checked.url.hostname)) {
-      const addresses = await (guard.resolve ?? systemResolver)(checked.url.hostname).catch(() => [] as string[]);
+    const checked = checkDestinationUrl(url, { environment, allowLoopback: guard.allowLoopback, servicePorts: guard.servicePorts });
+    if (!checked.loopback && !/^\[.*\]$|^[\d.]+$/.test(checked.hostname)) {
+      const addresses = await (guard.resolve ?? systemResolver)(checked.hostname).catch(() => [] as string[]);
       for (const address of addresses) {
         const reason = blockedReason(address);
-        if (reason) throw new BlockedDestinationError(`${checked.url.hostname} resolves to a non-public address: ${reason}`);
+        if (reason) throw new BlockedDestinationError(`${checked.hostname} resolves to a non-public address: ${reason}`);
       }
     }
     return checked.url.toString();
