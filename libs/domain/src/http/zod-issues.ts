@@ -29,6 +29,9 @@ function issueName(issue: $ZodIssue): string {
       return 'invalid_format';
     case 'invalid_value':
       return 'invalid_value';
+    case 'custom':
+      // A refinement names its own issue (common-schemas INPUT_ISSUES); one that does not is generic.
+      return typeof issue.params?.issue === 'string' ? issue.params.issue : 'invalid';
     default:
       return 'invalid';
   }

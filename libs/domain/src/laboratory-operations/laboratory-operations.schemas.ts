@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestampSchema } from '../common-schemas';
+import { freeTextCharacters, INPUT_ISSUES, jsonHasUnstorableText, oneLineCharacters, timestampSchema } from '../common-schemas';
 import {
   exceptionCategorySchema,
   exceptionEntityTypeSchema,
@@ -10,9 +10,11 @@ import { RESULT_PROVENANCES } from '../results/results.schemas';
 
 /** Inputs of the laboratory operations (internal router, admin CLI, sandbox simulator). */
 
-const text = (max: number) => z.string().trim().min(1).max(max);
+// The same character rule as partner text (common-schemas): what is stored must be storable as sent.
+const text = (max: number) => z.string().trim().min(1).max(max).check(oneLineCharacters);
+const freeText = (max: number) => z.string().trim().min(1).max(max).check(freeTextCharacters);
 const reference = text(190);
-const note = text(2000);
+const note = freeText(2000);
 
 const orderId = z.uuid();
 
@@ -56,13 +58,14 @@ export const accessionInput = z.strictObject({
   source_system: reference.optional(),
 });
 
-export const rejectSpecimenInput = z.strictObject({ order_id: orderId, reason: text(500) });
+export const rejectSpecimenInput = z.strictObject({ order_id: orderId, reason: freeText(500) });
 
 /** Observation keys the laboratory must not send: LOINC codes are not modeled (spec rule 6). */
 const observation = z
   .record(z.string().min(1).max(100), z.json())
   .refine((o) => Object.keys(o).length > 0, 'an observation needs at least one field')
-  .refine((o) => !Object.keys(o).some((k) => k.toLowerCase() === 'loinc'), 'LOINC codes are not modeled: remove the "loinc" field');
+  .refine((o) => !Object.keys(o).some((k) => k.toLowerCase() === 'loinc'), 'LOINC codes are not modeled: remove the "loinc" field')
+  .refine((o) => !jsonHasUnstorableText(o), { message: 'NUL characters and unpaired UTF-16 surrogates cannot be stored.', params: { issue: INPUT_ISSUES.invalidCharacters } });
 
 /** 5 MB of document, as base64. */
 const MAX_REPORT_BASE64 = Math.ceil((5 * 1024 * 1024 * 4) / 3) + 4;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { environmentSchema } from '../auth/scopes';
-import { timestampSchema } from '../common-schemas';
+import { freeTextSchema, textSchema as text, timestampSchema } from '../common-schemas';
 import { LIMITS } from '../limits';
 import {
   ackStatusSchema,
@@ -11,8 +11,6 @@ import {
   specimenStatusSchema,
   transmissionStatusSchema,
 } from './lifecycle';
-
-const text = (max: number) => z.string().min(1).max(max);
 
 /** Personal fields: accepted, encrypted at rest, never returned, logged or put in events. */
 export const PATIENT_FIELDS = [
@@ -55,7 +53,7 @@ export const orderingProviderSchema = z
   })
   .meta({ id: 'OrderingProvider' });
 
-export const aoeAnswerSchema = z.strictObject({ question_key: text(100), answer: z.string().max(1000) }).meta({ id: 'AoeAnswer' });
+export const aoeAnswerSchema = z.strictObject({ question_key: text(100), answer: freeTextSchema(1000) }).meta({ id: 'AoeAnswer' });
 
 export const createOrderBodySchema = z
   .strictObject({
@@ -68,7 +66,7 @@ export const createOrderBodySchema = z
     patient: patientSchema.optional(),
     ordering_provider: orderingProviderSchema.optional(),
     aoe_answers: z.array(aoeAnswerSchema).max(50).optional(),
-    clinical_notes: z.string().max(LIMITS.clinicalNotes).optional(),
+    clinical_notes: freeTextSchema(LIMITS.clinicalNotes).optional(),
     billing_mode: text(LIMITS.billingMode).optional(),
     requested_collection_at: timestampSchema.optional(),
     collection_location: text(LIMITS.collectionLocation).optional(),

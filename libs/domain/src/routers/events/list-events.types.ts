@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { strictInput } from '../../common-schemas';
+import { oneLineCharacters, strictInput } from '../../common-schemas';
 import { eventPageSchema } from '../../events/events.schemas';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../../events/stream';
 import { envelopeOf } from '../../http/envelope';
@@ -17,7 +17,7 @@ export const listEventsMeta: ProcedureMeta = {
   },
 };
 export const listEventsInput = strictInput({
-  cursor: z.string().max(64).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
+  cursor: z.string().max(64).check(oneLineCharacters).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
   limit: z.coerce.number().int().min(1).max(EVENTS_MAX_LIMIT).default(EVENTS_DEFAULT_LIMIT).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT}; default ${EVENTS_DEFAULT_LIMIT}.` }),
 });
 export const listEventsOutput = envelopeOf(eventPageSchema);

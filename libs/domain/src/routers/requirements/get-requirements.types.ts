@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pathId, strictInput } from '../../common-schemas';
+import { pathId, strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { requirementsProfileSchema } from '../../requirements/requirements.schemas';
 import { LIMITS } from '../../limits';
@@ -20,6 +20,6 @@ export const getRequirementsMeta: ProcedureMeta = {
 export const getRequirementsInput = strictInput({
   programId: pathId('Program identifier.'),
   item_id: z.uuid().optional().meta({ description: 'Narrow the profile to one catalog item of the program.' }),
-  region: z.string().min(1).max(LIMITS.region).optional().meta({ description: 'Narrow the profile to one region (max 80 characters).' }),
+  region: textSchema(LIMITS.region).optional().meta({ description: 'Narrow the profile to one region (max 80 characters).' }),
 });
 export const getRequirementsOutput = envelopeOf(requirementsProfileSchema);

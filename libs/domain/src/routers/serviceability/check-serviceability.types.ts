@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { strictInput } from '../../common-schemas';
+import { strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { serviceabilitySchema } from '../../serviceability/serviceability.schemas';
 import { LIMITS } from '../../limits';
@@ -18,7 +18,7 @@ export const checkServiceabilityMeta: ProcedureMeta = {
 export const checkServiceabilityInput = strictInput({
   program_id: z.uuid(),
   item_id: z.uuid(),
-  region: z.string().min(1).max(LIMITS.region).optional().meta({ description: 'Max 80 characters.' }),
-  collection: z.string().min(1).max(LIMITS.collection).optional().meta({ description: 'Collection method, e.g. in_person_draw. Max 40 characters.' }),
+  region: textSchema(LIMITS.region).optional().meta({ description: 'Max 80 characters.' }),
+  collection: textSchema(LIMITS.collection).optional().meta({ description: 'Collection method, e.g. in_person_draw. Max 40 characters.' }),
 }).meta({ examples: [{ program_id: '00000000-0000-4000-8000-000000000001', item_id: '00000000-0000-4000-8000-000000000002', region: 'US-CA', collection: 'in_person_draw' }] });
 export const checkServiceabilityOutput = envelopeOf(serviceabilitySchema);

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { strictInput } from '../../common-schemas';
+import { strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { subjectLinkSchema } from '../../subjects/subjects.schemas';
 import { LIMITS } from '../../limits';
@@ -18,6 +17,6 @@ export const putSubjectMeta: ProcedureMeta = {
 };
 // Only the path parameter: any body field is an unknown field, so personal data cannot be sent here.
 export const putSubjectInput = strictInput({
-  externalSubjectId: z.string().min(1).max(LIMITS.externalSubjectId).meta({ description: 'Your opaque subject identifier (max 190 characters).' }),
+  externalSubjectId: textSchema(LIMITS.externalSubjectId).meta({ description: 'Your opaque subject identifier (max 190 characters).' }),
 });
 export const putSubjectOutput = envelopeOf(subjectLinkSchema);
