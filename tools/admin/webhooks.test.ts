@@ -139,6 +139,12 @@ describe('admin webhooks', () => {
     expectUsageError(id, /expected a uuid/);
   });
 
+  it('takes --limit in plain decimal only: 0x10, 1e2, +5 and 05 are usage errors, 16 is not', async () => {
+    const runs = await Promise.all(['0x10', '1e2', '+5', '05', '16'].map((limit) => admin('deliveries', 'list', '--limit', limit, '--json')));
+    runs.slice(0, 4).forEach((run) => expectUsageError(run, /--limit.*whole number from 1 to 1000 in plain decimal digits/));
+    expect(runs[4].code, runs[4].stderr).toBe(0);
+  });
+
   it('sends a signed test delivery that is not an event, and rotates the secret so only the new one verifies', async () => {
     const created = await create('--url', receiver.url('/test-delivery'), '--events', 'all');
     const test = await admin('webhooks', 'test', created.subscription_id, '--json');

@@ -82,5 +82,39 @@ export const timestampSchema = z.iso
 /** A uuid path parameter; a malformed value answers 404 like an unknown id. */
 export const pathId = (description: string) => z.uuid().meta({ description });
 
+/** Digits only: no sign, no leading zero, no space, fraction, exponent, hex or octal prefix. */
+export const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+/**
+ * An integer query parameter (`limit`). REST hands query values over as text, and
+ * z.coerce.number() reads text the way JavaScript does: `0x10` is 16, `1e2` is 100, ` 5` is 5.
+ * Here text must be plain decimal. The tRPC door sends JSON, so the value may also arrive typed:
+ * a number must then be an integer in range too. Being a pipe rather than a ZodNumber also keeps
+ * trpc-to-openapi from switching coercion on for it (its adapter sets `coerce` on number fields).
+ */
+export function queryInteger({ min, max, default: fallback }: { min: number; max: number; default: number }) {
+  return (
+    z
+      .transform((value: unknown, ctx) => {
+        if (typeof value === 'number') return value;
+        if (typeof value === 'string' && PLAIN_DECIMAL.test(value)) return Number(value);
+        ctx.issues.push({ code: 'invalid_format', format: 'regex', pattern: PLAIN_DECIMAL.source, input: String(value), message: `Send a whole number from ${min} to ${max} in plain decimal digits.` });
+        return z.NEVER;
+      })
+      .pipe(z.int().min(min).max(max))
+      .default(fallback)
+      // A transform has no JSON Schema of its own; partners see what they may send.
+      .meta({ override: { type: 'integer', minimum: min, maximum: max, default: fallback } })
+  );
+}
+
+/**
+ * An integer in a JSON body: a JSON number, never text. trpc-to-openapi's REST adapter switches
+ * coercion on for every number field of an input schema it serves (so `"steps": "0x1"` would be
+ * read as 1, on the tRPC door too once the shared schema is changed); behind a pipe it leaves the
+ * field alone. inputs.test.ts keeps every partner input free of fields it would coerce.
+ */
+export const jsonInteger = ({ min, max }: { min: number; max: number }) => z.int().min(min).max(max).pipe(z.int());
+
 /** Inputs reject unknown fields, so a typo is a clear 400 instead of silently ignored. */
 export const strictInput = z.strictObject;

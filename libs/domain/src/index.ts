@@ -7,7 +7,7 @@ export * from './http/errors';
 export * from './http/envelope';
 export * from './http/error-response';
 export * from './limits';
-export { hasRefusedCharacter, INPUT_ISSUES } from './common-schemas';
+export { hasRefusedCharacter, INPUT_ISSUES, PLAIN_DECIMAL } from './common-schemas';
 export * from './trpc';
 export * from './routers';
 export * from './openapi/document';

@@ -8,6 +8,7 @@ import {
   listSubscriptions,
   loadConfig,
   parseEventTypeList,
+  PLAIN_DECIMAL,
   protectorFor,
   replayDelivery,
   rotateSubscriptionSecret,
@@ -30,8 +31,9 @@ function eventTypesArgument(text: string): EventType[] {
 }
 
 function limitArgument(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('expected a whole number from 1 to 1000.');
+  // Number() would read 0x10 as 16 and 1e2 as 100: plain decimal only, as for the API's limit.
+  const n = PLAIN_DECIMAL.test(text) ? Number(text) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('expected a whole number from 1 to 1000 in plain decimal digits.');
   return n;
 }
 

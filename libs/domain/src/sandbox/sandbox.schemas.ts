@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonInteger } from '../common-schemas';
 import { eventTypeSchema } from '../events/events.schemas';
 import { lifecycleDetailSchema, lifecycleSchema, nextActionSchema } from '../orders/lifecycle';
 import { createOrderBodySchema } from '../orders/orders.schemas';
@@ -50,11 +51,7 @@ export type Scenario = z.infer<typeof scenarioSchema>;
 
 export const simulateBodySchema = z.strictObject({
   scenario: z.enum(SCENARIO_NAMES).meta({ description: 'A scenario from GET /v1/sandbox/scenarios.' }),
-  steps: z
-    .number()
-    .int()
-    .min(1)
-    .max(1000)
+  steps: jsonInteger({ min: 1, max: 1000 })
     .optional()
     .meta({ description: 'Advance only this many steps from where the order is in the scenario (e.g. 1 to walk it step by step). Omitted: every remaining step.' }),
 });

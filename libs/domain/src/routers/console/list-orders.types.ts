@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { oneLineCharacters, strictInput } from '../../common-schemas';
+import { oneLineCharacters, queryInteger, strictInput } from '../../common-schemas';
 import { consoleOrderPageSchema } from '../../console/console.schemas';
 import { ORDER_LIST_DEFAULT_LIMIT, ORDER_LIST_MAX_LIMIT } from '../../console/order-list';
 import { envelopeOf } from '../../http/envelope';
@@ -9,7 +9,7 @@ import type { ProcedureMeta } from '../../trpc';
 export const listConsoleOrdersMeta: ProcedureMeta = { scope: 'orders:read' };
 export const listConsoleOrdersInput = strictInput({
   cursor: z.string().max(80).check(oneLineCharacters).optional(),
-  limit: z.coerce.number().int().min(1).max(ORDER_LIST_MAX_LIMIT).default(ORDER_LIST_DEFAULT_LIMIT),
+  limit: queryInteger({ min: 1, max: ORDER_LIST_MAX_LIMIT, default: ORDER_LIST_DEFAULT_LIMIT }),
   // Sent by tRPC's infinite queries (useInfiniteQuery); pages only go forward, to older orders.
   direction: z.enum(['forward']).optional(),
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { oneLineCharacters, strictInput } from '../../common-schemas';
+import { oneLineCharacters, queryInteger, strictInput } from '../../common-schemas';
 import { eventPageSchema } from '../../events/events.schemas';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../../events/stream';
 import { envelopeOf } from '../../http/envelope';
@@ -18,6 +18,6 @@ export const listEventsMeta: ProcedureMeta = {
 };
 export const listEventsInput = strictInput({
   cursor: z.string().max(64).check(oneLineCharacters).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
-  limit: z.coerce.number().int().min(1).max(EVENTS_MAX_LIMIT).default(EVENTS_DEFAULT_LIMIT).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT}; default ${EVENTS_DEFAULT_LIMIT}.` }),
+  limit: queryInteger({ min: 1, max: EVENTS_MAX_LIMIT, default: EVENTS_DEFAULT_LIMIT }).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT} in plain decimal digits; default ${EVENTS_DEFAULT_LIMIT}.` }),
 });
 export const listEventsOutput = envelopeOf(eventPageSchema);
