@@ -11,7 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
-import type { components, paths } from './generated/partner-api';
+// The partner CLI's generated types (npm run client:types): one copy for every typed client here.
+import type { components, paths } from '../../apps/partner-cli/src/generated/partner-api';
 
 type Schemas = components['schemas'];
 type Order = Schemas['Order'];
