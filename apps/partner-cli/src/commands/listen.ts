@@ -1,0 +1,202 @@
+import { ApiError, requireSandbox, UnreachableError, UsageError, type Api, type EventType } from '../api';
+import { attempt, backoffMs, generateSigningSecret, InterruptedError, isDelivered, isRetryable, sleep, type AttemptOutcome } from '../forward';
+import { clock, type Output } from '../output';
+import { endOfStream, readPage, type StreamEvent } from '../stream';
+
+/**
+ * `lop listen`: follows GET /v1/events and delivers each event to a local handler as the service
+ * would, one at a time in stream order. The cursor it prints on stopping is the position after
+ * the last event it settled (delivered, or failed and reported), so resuming from it re-sends
+ * whatever was still in flight and loses nothing.
+ */
+
+export interface ListenOptions {
+  forwardTo: string;
+  events?: Set<EventType>;
+  fromCursor?: string;
+  secret?: string;
+  allowProduction: boolean;
+  /** Milliseconds between polls once the stream is read to its end. */
+  intervalMs: number;
+  maxAttempts: number;
+  json: boolean;
+}
+
+/** Events read per poll. */
+const PAGE_SIZE = 100;
+/** Longest wait between polls while the API is unreachable. */
+const MAX_OUTAGE_WAIT_MS = 10_000;
+
+export function parseForwardTo(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--forward-to is not a URL: ${text}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--forward-to must be an http:// or https:// URL, got ${text}`);
+  return url;
+}
+
+interface Failure {
+  sequence: number;
+  event_id: string;
+  type: EventType;
+  status: number | null;
+  error: string | null;
+}
+
+/** Runs until `stop` aborts (Ctrl-C) or the stream fails for good; resolves to the exit code. */
+export async function listen(api: Api, options: ListenOptions, output: Output, stop: AbortSignal, onCursor: (cursor: string) => void): Promise<number> {
+  const url = parseForwardTo(options.forwardTo);
+  const environment = await requireSandbox(api, 'lop listen', { flag: '--allow-production', given: options.allowProduction });
+  if (options.secret === '') throw new UsageError('--secret must not be empty');
+  const secret = options.secret ?? generateSigningSecret();
+  const { style } = output;
+
+  let cursor: string;
+  let skipped = 0;
+  if (options.fromCursor !== undefined) {
+    cursor = options.fromCursor;
+    await readPage(api, cursor, 1); // a cursor the API refuses is reported now, not after "Ready"
+  } else {
+    ({ cursor, skipped } = await endOfStream(api));
+  }
+  onCursor(cursor);
+
+  const filter = options.events ? [...options.events].join(',') : 'all types';
+  if (options.json) {
+    output.out(JSON.stringify({ kind: 'ready', environment, forward_to: url.href, events: options.events ? [...options.events] : 'all', secret, cursor, skipped }));
+  } else {
+    output.out(`${style.bold('Forwarding')} ${environment} events (${filter}) to ${style.cyan(url.href)}`);
+    output.out(`Signing secret: ${style.bold(secret)}${options.secret ? '' : style.dim('  (pass --secret to keep one between runs)')}`);
+    output.out(
+      options.fromCursor !== undefined
+        ? `Starting after cursor ${cursor}`
+        : `Starting after cursor ${cursor} ${style.dim(`(now: ${skipped} earlier event${skipped === 1 ? '' : 's'} not forwarded; --from-cursor replays)`)}`,
+    );
+    output.out(style.dim('Ready. Ctrl-C stops and prints the cursor to resume from.'));
+  }
+
+  let delivered = 0;
+  let notMatching = 0;
+  const failures: Failure[] = [];
+  let outageWaitMs = options.intervalMs;
+  let fatal: unknown = null;
+
+  const report = (item: StreamEvent, attemptNumber: number, outcome: AttemptOutcome, verdict: 'delivered' | 'retrying' | 'failed', retryInMs: number) => {
+    const { event } = item;
+    if (options.json) {
+      output.out(
+        JSON.stringify({
+          kind: 'delivery',
+          time: new Date().toISOString(),
+          sequence: event.sequence,
+          event_id: event.event_id,
+          type: event.type,
+          order_id: event.data.order_id,
+          attempt: attemptNumber,
+          delivery_id: outcome.deliveryId,
+          status: outcome.status,
+          error: outcome.error,
+          duration_ms: outcome.durationMs,
+          outcome: verdict,
+          ...(verdict === 'retrying' ? { retry_in_ms: retryInMs } : {}),
+        }),
+      );
+      return;
+    }
+    const answer = outcome.status !== null ? String(outcome.status) : (outcome.error ?? 'no answer');
+    const coloured = verdict === 'delivered' ? style.green(answer) : verdict === 'retrying' ? style.yellow(answer) : style.red(answer);
+    const note =
+      verdict === 'retrying'
+        ? style.yellow(`  retrying in ${retryInMs / 1000} s (attempt ${attemptNumber} of ${options.maxAttempts})`)
+        : verdict === 'failed'
+          ? style.red(`  failed after ${attemptNumber} attempt${attemptNumber === 1 ? '' : 's'}`)
+          : '';
+    output.out(`${style.dim(clock())}  #${event.sequence}  ${event.type.padEnd(27)}  ${event.data.order_id}  → ${coloured}  ${outcome.durationMs} ms${note}`);
+  };
+
+  /** Delivers one event with retries; throws InterruptedError when stopped before it settled. */
+  const deliver = async (item: StreamEvent) => {
+    for (let n = 1; ; n++) {
+      const outcome = await attempt(url, secret, item.raw, item.event.event_id, stop);
+      if (isDelivered(outcome)) {
+        report(item, n, outcome, 'delivered', 0);
+        delivered++;
+        return;
+      }
+      if (!isRetryable(outcome) || n >= options.maxAttempts) {
+        report(item, n, outcome, 'failed', 0);
+        failures.push({ sequence: item.event.sequence, event_id: item.event.event_id, type: item.event.type, status: outcome.status, error: outcome.error });
+        return;
+      }
+      report(item, n, outcome, 'retrying', backoffMs(n));
+      await sleep(backoffMs(n), stop);
+    }
+  };
+
+  try {
+    while (!stop.aborted) {
+      let page;
+      try {
+        page = await readPage(api, cursor, PAGE_SIZE);
+        outageWaitMs = options.intervalMs;
+      } catch (error) {
+        // A restarting service or a rate limit is weathered; anything else (a revoked key, a bad cursor) ends the run.
+        const transient = error instanceof UnreachableError || (error instanceof ApiError && (error.status === 429 || error.status >= 500));
+        if (!transient) throw error;
+        const message = error instanceof ApiError ? `${error.code}: ${error.message}` : (error as Error).message;
+        if (options.json) output.out(JSON.stringify({ kind: 'stream_error', time: new Date().toISOString(), message, retry_in_ms: outageWaitMs }));
+        else output.err(style.yellow(`${clock()}  reading the stream failed (${message}); trying again in ${outageWaitMs / 1000} s`));
+        await sleep(outageWaitMs, stop);
+        outageWaitMs = Math.min(outageWaitMs * 2, MAX_OUTAGE_WAIT_MS);
+        continue;
+      }
+
+      let settled = 0;
+      try {
+        for (const item of page.events) {
+          if (options.events && !options.events.has(item.event.type)) notMatching++;
+          else await deliver(item);
+          settled++;
+        }
+      } catch (error) {
+        if (!(error instanceof InterruptedError)) throw error;
+      }
+
+      if (settled === page.events.length) {
+        cursor = page.nextCursor;
+        onCursor(cursor);
+        if (!page.hasMore) await sleep(options.intervalMs, stop);
+      } else {
+        // Stopped inside a page: the cursor right after the last settled event comes from the
+        // API (cursors are opaque), by reading exactly that many events again.
+        if (settled > 0) {
+          const upTo = await readPage(api, cursor, settled);
+          if (upTo.events.at(-1)?.event.event_id === page.events[settled - 1].event.event_id) cursor = upTo.nextCursor;
+          onCursor(cursor);
+        }
+        break;
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof InterruptedError)) fatal = error;
+  }
+
+  if (options.json) {
+    output.out(JSON.stringify({ kind: 'stopped', cursor, delivered, failed: failures.length, not_matching: notMatching, failures }));
+  } else {
+    output.out('');
+    output.out(
+      `Stopped: ${style.green(`${delivered} delivered`)}, ${failures.length ? style.red(`${failures.length} failed`) : '0 failed'}${options.events ? `, ${notMatching} not matching --events` : ''}.`,
+    );
+    for (const failure of failures) {
+      output.out(style.red(`  failed: #${failure.sequence} ${failure.type} ${failure.event_id} (${failure.status ?? failure.error})`));
+    }
+    output.out(`Cursor: ${style.bold(cursor)}`);
+    output.out(style.dim(`Resume with: lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.secret ? ' --secret …' : ''}`));
+  }
+  if (fatal) throw fatal;
+  return failures.length > 0 ? 1 : 0;
+}

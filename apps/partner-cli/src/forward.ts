@@ -1,0 +1,117 @@
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+
+/**
+ * One delivery to the local handler, built as the service's delivery worker builds it
+ * (docs/webhooks.md § A delivery): the same headers, `v1=` + hex HMAC-SHA256 of
+ * `timestamp + "." + body`, a new x-partner-delivery-id per attempt, 10 seconds per attempt,
+ * redirects not followed. Only the secret is the listener's own.
+ */
+
+/** The payload's API version (x-partner-api-version). */
+export const WEBHOOK_API_VERSION = 'v1';
+/** The service's per-attempt limit. */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+/** Sent by the service's worker; a handler that checks it sees no difference. */
+const USER_AGENT = 'partner-service-webhooks/1';
+
+/** `whsec_` + 32 random bytes, the format of the service's own signing secrets. */
+export function generateSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+export function signedHeaders(secret: string, body: string, timestamp: number, eventId: string, deliveryId: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-partner-signature': `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`,
+    'x-partner-timestamp': String(timestamp),
+    'x-partner-event-id': eventId,
+    'x-partner-delivery-id': deliveryId,
+    'x-partner-api-version': WEBHOOK_API_VERSION,
+  };
+}
+
+export interface AttemptOutcome {
+  /** The handler's status code, or null when none came back. */
+  status: number | null;
+  /** Why there was no status (ECONNREFUSED, timeout), else null. */
+  error: string | null;
+  durationMs: number;
+  deliveryId: string;
+}
+
+export class InterruptedError extends Error {
+  override name = 'InterruptedError';
+}
+
+/** One POST of the exact body; never throws for the handler's answer, only when interrupted. */
+export async function attempt(url: URL, secret: string, body: string, eventId: string, signal: AbortSignal): Promise<AttemptOutcome> {
+  const deliveryId = randomUUID();
+  const headers = signedHeaders(secret, body, Math.floor(Date.now() / 1000), eventId, deliveryId);
+  const began = performance.now();
+  const done = (status: number | null, error: string | null): AttemptOutcome => ({ status, error, durationMs: Math.round(performance.now() - began), deliveryId });
+  if (signal.aborted) throw new InterruptedError();
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise<AttemptOutcome>((resolve, reject) => {
+    let settled = false;
+    const request = client.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } });
+    const finish = (outcome: AttemptOutcome | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    };
+    const timer = setTimeout(() => {
+      finish(done(null, `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`));
+      request.destroy();
+    }, ATTEMPT_TIMEOUT_MS);
+    const onAbort = () => {
+      finish(new InterruptedError());
+      request.destroy();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    request.once('response', (response) => {
+      finish(done(response.statusCode ?? null, null));
+      // The handler's body is never read (as the service does), only drained.
+      response.resume();
+    });
+    request.once('error', (error: NodeJS.ErrnoException) => finish(done(null, error.code ?? error.message)));
+    request.end(body);
+  });
+}
+
+/** The service's classes (docs/webhooks.md § Retries): these are tried again, anything else is final. */
+export function isRetryable(outcome: Pick<AttemptOutcome, 'status'>): boolean {
+  const { status } = outcome;
+  return status === null || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
+}
+
+export const isDelivered = (outcome: Pick<AttemptOutcome, 'status'>) => outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+
+/**
+ * Waits before attempt n+1: 0.5 s, 1 s, 2 s, then 4 s. The service's schedule (1 minute up to 24
+ * hours) is for the internet; on a laptop the point is to see a failing handler retried now.
+ */
+export function backoffMs(attemptNumber: number): number {
+  return Math.min(500 * 2 ** (attemptNumber - 1), 4_000);
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new InterruptedError());
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new InterruptedError());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

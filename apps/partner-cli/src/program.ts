@@ -1,0 +1,169 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { CLI_VERSION, createApi, DEFAULT_BASE_URL, UsageError, type Api } from './api';
+import { listen } from './commands/listen';
+import { fixtures, getOrder, getResults, scenarios, tailEvents } from './commands/readers';
+import { trigger } from './commands/trigger';
+import type { Output } from './output';
+import { MAX_PAGE, parseEventTypes } from './stream';
+
+/** What a command hands back to main: its exit code, and the cursor to print if it is interrupted. */
+export interface Run {
+  exitCode: number;
+  /** Aborted on the first Ctrl-C by main; long-running commands stop at the next safe point. */
+  stop: AbortController;
+  /** The last position that loses nothing, for a second (forced) Ctrl-C. */
+  cursor: string | null;
+  /** Errors are printed as the API's JSON envelope when the command was asked for --json. */
+  json: boolean;
+}
+
+const EXIT_CODES = `
+Exit codes: 0 success; 1 failure (an API error, the service unreachable, a delivery that failed);
+2 usage (unknown command or option, a bad value, no API key, a production key where a sandbox key
+is needed). Errors print the API's code, message and request_id. docs/cli.md has a session.`;
+
+function positiveInteger(max: number) {
+  return (text: string) => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1 || value > max) throw new InvalidArgumentError(`a whole number from 1 to ${max}`);
+    return value;
+  };
+}
+
+function eventTypes(text: string) {
+  try {
+    return parseEventTypes(text);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+export function buildProgram(output: Output, run: Run): Command {
+  const program = new Command('lop')
+    .description('The Laboratory Ordering Partner API from your terminal: forward webhooks to a local handler, run sandbox scenarios, read orders, results and events.')
+    .version(CLI_VERSION, '-V, --version')
+    .addOption(new Option('--api-key <key>', 'API key').env('LOP_API_KEY'))
+    .addOption(new Option('--base-url <url>', "the API's {base_url}").env('LOP_BASE_URL').default(DEFAULT_BASE_URL))
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => process.stdout.write(text), writeErr: (text) => process.stderr.write(text) })
+    .addHelpText('after', EXIT_CODES);
+
+  /** The API for a command: the key and base URL from the options or the environment. */
+  const api = (command: Command): Api => {
+    const options = command.optsWithGlobals<{ apiKey?: string; baseUrl: string }>();
+    if (!options.apiKey) throw new UsageError('no API key: pass --api-key or set LOP_API_KEY (npm start prints a sandbox key)');
+    return createApi({ apiKey: options.apiKey, baseUrl: options.baseUrl });
+  };
+  const jsonOption = (description = 'print JSON for scripts instead of a table') => new Option('--json', description);
+  const intervalOption = () => new Option('--interval <ms>', 'milliseconds between polls of the stream once it is read to its end').argParser(positiveInteger(60_000)).default(1000);
+  const withJson = (command: Command) => {
+    command.hook('preAction', (_this, action) => {
+      run.json = Boolean(action.opts().json);
+    });
+    return command;
+  };
+
+  program
+    .command('listen')
+    .description(
+      'Follow the event stream (GET /v1/events) and POST each event to a local URL exactly as a webhook delivery: the same headers, signed with a local secret, the body byte for byte the stream object.',
+    )
+    .requiredOption('--forward-to <url>', 'where to deliver, e.g. http://localhost:4000/hooks')
+    .option('--events <types>', 'comma-separated event types to forward (default: all)', eventTypes)
+    .option('--from-cursor <cursor>', 'start after this cursor (printed when a listen stops) instead of now')
+    .option('--secret <secret>', 'signing secret to use (default: a new whsec_… printed at start)')
+    .option('--allow-production', 'forward a production stream (read-only) too; refused without it', false)
+    .addOption(new Option('--max-attempts <n>', 'attempts per event before it is reported failed (retried: network errors, timeouts, 408, 409, 425, 429, 5xx)').argParser(positiveInteger(10)).default(4))
+    .addOption(intervalOption())
+    .addOption(jsonOption('one JSON object per line: ready, each delivery attempt, stopped'))
+    .addHelpText(
+      'after',
+      `
+One line per delivery: time, sequence, event type, order, the handler's status, duration.
+Failures are retried after 0.5 s, 1 s, 2 s… and reported. Ctrl-C prints the cursor to resume
+from; resuming re-sends anything that was still in flight, so nothing is lost.
+Exit code 1 if any delivery failed.
+
+  $ lop listen --forward-to http://localhost:4000/hooks --events order.created,result.final
+  $ lop listen --forward-to http://localhost:4000/hooks --from-cursor c2VxOjQy --secret whsec_…`,
+    )
+    .action(async (options, command: Command) => {
+      run.json = Boolean(options.json);
+      run.exitCode = await listen(
+        api(command),
+        {
+          forwardTo: options.forwardTo,
+          events: options.events,
+          fromCursor: options.fromCursor,
+          secret: options.secret,
+          allowProduction: options.allowProduction,
+          intervalMs: options.interval,
+          maxAttempts: options.maxAttempts,
+          json: Boolean(options.json),
+        },
+        output,
+        run.stop.signal,
+        (cursor) => (run.cursor = cursor),
+      );
+    });
+
+  withJson(
+    program
+      .command('trigger')
+      .description('Create a sandbox order from a fixture (registering its subject), run a scenario on it, and print the order, the events emitted and the final lifecycle.')
+      .argument('<scenario>', 'a scenario name (lop scenarios lists them), e.g. corrected_result')
+      .option('--fixture <contract>', 'the order fixture to create it from (lop fixtures lists them)', 'minimal')
+      .option('--steps <n>', 'apply only this many steps (default: every remaining step)', positiveInteger(1000))
+      .option('--order <order_id>', 'advance this sandbox order instead of creating one (with --steps, walks it step by step)')
+      .addOption(jsonOption())
+      .addHelpText('after', '\n  $ lop trigger corrected_result\n  $ lop trigger happy_path --steps 1 --json\n  $ lop trigger happy_path --order <order_id> --steps 1'),
+  ).action(async (scenario: string, options, command: Command) => {
+    run.exitCode = await trigger(api(command), scenario, { fixture: options.fixture, steps: options.steps, order: options.order, json: Boolean(options.json) }, output);
+  });
+
+  const events = program.command('events').description('Read the event stream.');
+  withJson(
+    events
+      .command('tail')
+      .description('Print the last events of the stream (or those after --from-cursor) and the cursor; --follow keeps printing new ones.')
+      .addOption(new Option('-n, --limit <n>', 'how many events').argParser(positiveInteger(MAX_PAGE)).default(10))
+      .option('--from-cursor <cursor>', 'the events after this cursor instead of the last ones')
+      .option('-f, --follow', 'keep printing events as they arrive (Ctrl-C stops and prints the cursor)', false)
+      .addOption(intervalOption())
+      .addOption(jsonOption('{events, next_cursor, has_more}; with --follow one event per line, exactly as the stream returned it')),
+  ).action(async (options, command: Command) => {
+    run.exitCode = await tailEvents(
+      api(command),
+      { limit: options.limit, fromCursor: options.fromCursor, follow: options.follow, intervalMs: options.interval, json: Boolean(options.json) },
+      output,
+      run.stop.signal,
+      (cursor) => (run.cursor = cursor),
+    );
+  });
+
+  const orders = program.command('orders').description('Read orders.');
+  withJson(orders.command('get').description('Print one order: lifecycle, next action, requisition, transmission, specimens.').argument('<order_id>').addOption(jsonOption())).action(
+    async (orderId: string, options, command: Command) => {
+      run.exitCode = await getOrder(api(command), orderId, { json: Boolean(options.json) }, output);
+    },
+  );
+
+  const results = program.command('results').description('Read results.');
+  withJson(results.command('get').description("Print an order's result collection: pending or current version, and the version lineage.").argument('<order_id>').addOption(jsonOption())).action(
+    async (orderId: string, options, command: Command) => {
+      run.exitCode = await getResults(api(command), orderId, { json: Boolean(options.json) }, output);
+    },
+  );
+
+  withJson(program.command('scenarios').description('List the sandbox scenarios lop trigger can run.').addOption(jsonOption())).action(async (options, command: Command) => {
+    run.exitCode = await scenarios(api(command), { json: Boolean(options.json) }, output);
+  });
+
+  withJson(program.command('fixtures').description('List the sandbox order fixtures lop trigger can create an order from.').addOption(jsonOption())).action(async (options, command: Command) => {
+    run.exitCode = await fixtures(api(command), { json: Boolean(options.json) }, output);
+  });
+
+  return program;
+}

@@ -1,0 +1,77 @@
+import { must, toApiError, type Api, type EventType, type PartnerEvent } from './api';
+import { rawArrayElements } from './raw-json';
+
+/** An event and its exact text in the response: what a webhook delivery carries as its body. */
+export interface StreamEvent {
+  event: PartnerEvent;
+  raw: string;
+}
+
+export interface StreamPage {
+  events: StreamEvent[];
+  nextCursor: string;
+  hasMore: boolean;
+}
+
+/** The API's maximum page size (docs/events.md); used to reach the end of the stream quickly. */
+export const MAX_PAGE = 500;
+
+/** The nine types (spec § Events); `satisfies` keeps the list in step with the generated types. */
+export const EVENT_TYPES = [
+  'order.created',
+  'order.updated',
+  'order.cancelled',
+  'specimen.updated',
+  'result.partial',
+  'result.final',
+  'result.corrected',
+  'result.critical',
+  'integration.action_required',
+] as const satisfies readonly EventType[];
+// And the other way round: a type added to the API fails this line until it is listed above.
+const _everyType: Record<EventType, true> = Object.fromEntries(EVENT_TYPES.map((type) => [type, true])) as Record<(typeof EVENT_TYPES)[number], true>;
+
+/** One page of GET /v1/events after `cursor`, with each event's source text. */
+export async function readPage(api: Api, cursor: string | undefined, limit: number): Promise<StreamPage> {
+  const result = await api.client.GET('/api/public/partner/v1/events', {
+    params: { query: { ...(cursor === undefined ? {} : { cursor }), limit } },
+    parseAs: 'text',
+  });
+  if (result.error !== undefined) throw toApiError(result.response, result.error);
+  const text = must(result);
+  const page = (JSON.parse(text) as { data: { events: PartnerEvent[]; next_cursor: string; has_more: boolean } }).data;
+  const raws = rawArrayElements(text, ['data', 'events']);
+  // The scanner and JSON.parse must agree on every event, or the bytes forwarded are not the event.
+  if (raws.length !== page.events.length || raws.some((raw, i) => (JSON.parse(raw) as PartnerEvent).event_id !== page.events[i].event_id)) {
+    throw new Error('could not locate each event in the response text');
+  }
+  return { events: page.events.map((event, i) => ({ event, raw: raws[i] })), nextCursor: page.next_cursor, hasMore: page.has_more };
+}
+
+/**
+ * The cursor at the end of the stream as it is now ("from now"), and how many events precede it.
+ * Cursors are opaque, so the only way there is to page through.
+ */
+export async function endOfStream(api: Api, from?: string): Promise<{ cursor: string; skipped: number }> {
+  let cursor = from;
+  let skipped = 0;
+  for (;;) {
+    const page = await readPage(api, cursor, MAX_PAGE);
+    skipped += page.events.length;
+    cursor = page.nextCursor;
+    if (!page.hasMore) return { cursor, skipped };
+  }
+}
+
+/** `--events a,b`: known types only, so a typo is a usage error rather than a silent filter. */
+export function parseEventTypes(list: string): Set<EventType> {
+  const types = list
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (types.length === 0 || unknown.length > 0) {
+    throw new Error(`unknown event type${unknown.length === 1 ? '' : 's'} ${unknown.join(', ') || '(none given)'}; one or more of: ${EVENT_TYPES.join(', ')}`);
+  }
+  return new Set(types as EventType[]);
+}

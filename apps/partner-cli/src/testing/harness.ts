@@ -1,0 +1,274 @@
+/**
+ * The CLI's end-to-end tests drive `lop` as a partner would: the partner API as its own process
+ * (`node --import tsx apps/partner-api/src/main.ts`, as production runs it) on this run's fresh
+ * database, the demo tenant seeded through the control plane, the CLI as a child process, and a
+ * local webhook handler on 127.0.0.1. Nothing of the API is imported: the CLI project may depend
+ * on the domain and db libraries only (module boundaries), and that is all the seeding needs.
+ *
+ * The CLI runs as the bundle `npm pack` ships (scripts/bundle.mjs, built once per file from the
+ * current sources): it starts in a fraction of the time tsx needs. `via: 'bin'` runs it through
+ * bin/lop.js from the sources instead, as `npx lop` does in the repository.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { connectDatabase, type DatabaseConnection } from '@lop/db';
+import { createKey, PARTNER_BASE_PATH, SCOPES, seedDemo, type DemoSeedResult } from '@lop/domain';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+  }
+}
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const LOP_BIN = fileURLToPath(new URL('../../bin/lop.js', import.meta.url));
+const BUNDLE_SCRIPT = fileURLToPath(new URL('../../scripts/bundle.mjs', import.meta.url));
+
+export interface TestService {
+  /** The spec's {base_url}. */
+  baseUrl: string;
+  demo: DemoSeedResult;
+  /** A production key of the demo client (all scopes). */
+  productionKey: string;
+  /** The bundled CLI for this file. */
+  lopBundle: string;
+  /** A GET below the base path, with the demo sandbox key unless another is given: the raw text and the parsed body. */
+  get(path: string, key?: string): Promise<{ status: number; text: string; body: any }>;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export async function startService(): Promise<TestService> {
+  const databaseUrl = inject('databaseUrl');
+  const bundleDir = mkdtempSync(join(tmpdir(), 'lop-cli-test-'));
+  const lopBundle = join(bundleDir, 'lop.mjs');
+  execFileSync(process.execPath, [BUNDLE_SCRIPT, lopBundle], { stdio: 'ignore' });
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/partner-api/src/main.ts'], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      PARTNER_METRICS_PORT: '0',
+      PARTNER_DB_POOL_SIZE: '4',
+      PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
+  const origin = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the API process exited early: ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the API process was not ready in time: ${stderr}`);
+    }
+    const ready = await fetch(`${origin}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  // The API migrated the database on start; now the tenant.
+  const fixtures: DatabaseConnection = connectDatabase(databaseUrl, { max: 2, applicationName: 'partner-cli-test-fixtures' });
+  const demo = await seedDemo(fixtures.db);
+  const production = await createKey(fixtures.db, { clientId: demo.client_id, environment: 'production', scopes: [...SCOPES] });
+  await fixtures.close();
+
+  const baseUrl = `${origin}${PARTNER_BASE_PATH}`;
+  return {
+    baseUrl,
+    demo,
+    productionKey: production.key,
+    lopBundle,
+    async get(path, key = demo.sandbox_key) {
+      const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      const text = await response.text();
+      return { status: response.status, text, body: JSON.parse(text) };
+    },
+    async close() {
+      rmSync(bundleDir, { recursive: true, force: true });
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export interface LopResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function lopEnv(service: TestService, env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env, LOP_BASE_URL: service.baseUrl, LOP_API_KEY: service.demo.sandbox_key, NO_COLOR: '1' };
+  delete base.FORCE_COLOR;
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete base[name];
+    else base[name] = value;
+  }
+  return base;
+}
+
+export interface LopOptions {
+  /** Run through bin/lop.js (the sources, through tsx) rather than the bundle. */
+  via?: 'bundle' | 'bin';
+}
+
+const entry = (service: TestService, options: LopOptions) => (options.via === 'bin' ? LOP_BIN : service.lopBundle);
+
+/** `lop <args>` to completion, as a child process. */
+export function lop(service: TestService, args: string[], env: Record<string, string | undefined> = {}, options: LopOptions = {}): Promise<LopResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [entry(service, options), ...args], { cwd: REPO_ROOT, env: lopEnv(service, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A long-running `lop` (listen, tail --follow): its output as it comes, Ctrl-C, and its end. */
+export interface RunningLop {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first stdout line the predicate accepts (lines seen earlier count). */
+  line(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Ctrl-C, then the process's end. */
+  interrupt(): Promise<LopResult>;
+  exited: Promise<LopResult>;
+}
+
+export function startLop(service: TestService, args: string[], env: Record<string, string | undefined> = {}, options: LopOptions = {}): RunningLop {
+  const child = spawn(process.execPath, [entry(service, options), ...args], { cwd: REPO_ROOT, env: lopEnv(service, env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const wake of waiters) wake();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<LopResult>((resolve) =>
+    child.once('close', (code) => {
+      for (const wake of waiters) wake();
+      resolve({ code, stdout, stderr });
+    }),
+  );
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    line(predicate, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const look = () => {
+          const found = stdout.split('\n').find((l) => l && predicate(l));
+          if (found !== undefined) {
+            waiters.delete(look);
+            clearTimeout(timer);
+            resolve(found);
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            waiters.delete(look);
+            clearTimeout(timer);
+            reject(new Error(`lop exited (${child.exitCode}) before the expected line:\n${stdout}\n${stderr}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(look);
+          reject(new Error(`no expected line within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+        }, timeoutMs);
+        waiters.add(look);
+        look();
+      });
+    },
+    async interrupt() {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+/** The NDJSON objects of a `--json` listen's stdout. */
+export function jsonLines(stdout: string): any[] {
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+export interface ReceivedDelivery {
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  receivedAt: number;
+}
+
+export interface Receiver {
+  url: string;
+  requests: ReceivedDelivery[];
+  /** Resolves once `count` requests satisfy the predicate. */
+  until(predicate: (requests: ReceivedDelivery[]) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A webhook handler on 127.0.0.1 that keeps every request as received and answers as `answer` says. */
+export async function startReceiver(answer: (request: ReceivedDelivery, all: ReceivedDelivery[]) => number | Promise<number> = () => 204): Promise<Receiver> {
+  const requests: ReceivedDelivery[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const request = { headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
+      requests.push(request);
+      const status = await answer(request, requests);
+      if (!res.destroyed) {
+        res.statusCode = status;
+        res.end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    requests,
+    async until(predicate, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(requests)) {
+        if (Date.now() > deadline) throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms (${requests.length} requests)`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
