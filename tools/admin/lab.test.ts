@@ -13,8 +13,8 @@ afterAll(() => database.close());
 const folder = mkdtempSync(join(tmpdir(), 'lab-cli-'));
 const unique = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
 
-/** A laboratory, client, program and test of its own, and one order in `received`, as a partner would have placed it. */
-async function newOrder(): Promise<string> {
+/** A laboratory, client, program and test of its own, and one order in `received` (as a partner would have placed it) or the given state. */
+async function newOrder(lifecycleDetail = 'received'): Promise<string> {
   const { db } = database;
   const [lab] = await db.insert(laboratories).values({ displayName: unique('Lab'), legalName: 'Lab, Inc.', operatingName: 'Lab' }).returning();
   const [client] = await db.insert(apiClients).values({ laboratoryId: lab.id, name: unique('Client') }).returning();
@@ -35,7 +35,7 @@ async function newOrder(): Promise<string> {
       externalSubjectId: unique('subject'),
       collection: 'in_person_draw',
       synthetic: true,
-      lifecycleDetail: 'received',
+      lifecycleDetail,
     })
     .returning();
   return order.id;
@@ -148,9 +148,27 @@ describe('admin lab', { timeout: 120_000 }, () => {
     expectUsageError(await admin('lab', 'record-result', orderId, '--file', resultFile('{not json')), /is not valid JSON/);
     expectUsageError(
       await admin('lab', 'record-result', orderId, '--file', resultFile({ ...RESULT, observations: [{ analyte: 'Glucose', value: '98', loinc: '2345-7' }] })),
-      /observations\.0: LOINC codes are not modeled/,
+      /observations\[0\]: LOINC codes are not modeled/,
     );
     const [row] = await database.sql`select count(*)::int as n from result_versions where order_id = ${orderId}`;
     expect(row.n).toBe(0);
+  });
+
+  it('record-result takes observation values as text: a JSON number is a usage error naming its place, and text is stored character for character', async () => {
+    const orderId = await newOrder('in_testing');
+    // Written as a laboratory system would print it; JSON.parse would turn 1.50 into 1.5.
+    const withNumbers = `{"source_result_id": "LIS-R-7", "performing_laboratory_system": "Sunquest LIS 8", "observations": [
+      {"analyte": "Glucose", "value": "098", "unit": "mg/dL"},
+      {"analyte": "Potassium", "value": 1.50, "unit": "mmol/L", "reference_interval": {"low": "3.5", "high": 5.1}}]}`;
+    const refused = await admin('lab', 'record-result', orderId, '--file', resultFile(withNumbers));
+    expectUsageError(refused, /observations\[1\]\.value: must be a string, not the JSON number 1\.5: send the value as the laboratory system printed it, e\.g\. "1\.50"/);
+    expect(refused.stderr).toMatch(/observations\[1\]\.reference_interval\.high: must be a string, not the JSON number 5\.1/);
+    const [none] = await database.sql`select count(*)::int as n from result_versions where order_id = ${orderId}`;
+    expect(none.n).toBe(0);
+
+    const asText = withNumbers.replace('1.50', '"1.50"').replace('5.1}', '"12345678901234567890"}');
+    const recorded = await json('lab', 'record-result', orderId, '--file', resultFile(asText));
+    const [stored] = await database.sql`select observations from result_versions where id = ${recorded.result.result_id}`;
+    expect(stored.observations[1]).toEqual({ analyte: 'Potassium', value: '1.50', unit: 'mmol/L', reference_interval: { low: '3.5', high: '12345678901234567890' } });
   });
 });

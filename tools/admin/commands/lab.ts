@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
+  describeInputIssues,
   EXCEPTION_CATEGORIES,
   laboratoryCaller,
   RELEASE_AS,
@@ -29,9 +30,6 @@ function issuesOf(error: unknown): ZodLikeIssue[] | null {
   return cause instanceof Error && cause.name === 'ZodError' && Array.isArray(issues) ? (issues as ZodLikeIssue[]) : null;
 }
 
-function describeIssues(issues: ZodLikeIssue[], prefix = ''): string {
-  return issues.map((issue) => `${prefix}${issue.path.map(String).join('.') || '(value)'}: ${issue.message}`).join('; ');
-}
 
 /**
  * Runs one laboratory operation through the internal router, against the same database as
@@ -43,7 +41,7 @@ async function operate<T>(work: (lab: LaboratoryCaller) => Promise<T>): Promise<
     return await withDatabase((db) => work(laboratoryCaller({ db })));
   } catch (error) {
     const issues = issuesOf(error);
-    if (issues) throw new UsageError(describeIssues(issues));
+    if (issues) throw new UsageError(describeInputIssues(issues));
     throw error;
   }
 }
@@ -327,6 +325,6 @@ async function readResultFile(path: string) {
     throw new UsageError(`--file ${path} is not valid JSON`);
   }
   const parsed = resultRecordBody.safeParse(json);
-  if (!parsed.success) throw new UsageError(`--file ${path}: ${describeIssues(parsed.error.issues)}`);
+  if (!parsed.success) throw new UsageError(`--file ${path}: ${describeInputIssues(parsed.error.issues)}`);
   return parsed.data;
 }

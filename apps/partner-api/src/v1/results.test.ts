@@ -27,11 +27,11 @@ const RESULT_FIELDS = [
 const LINEAGE_FIELDS = ['result_id', 'version', 'version_type', 'state', 'released_at', 'supersedes_result_id', 'superseded_by_result_id', 'is_current'].sort();
 const COLLECTION_FIELDS = ['order_id', 'pending', 'pending_reason', 'current_result_id', 'current_version', 'version_lineage', 'results'].sort();
 
-/** Observations as a laboratory might send them: strings that look like numbers must stay strings. */
+/** Observations as a laboratory sends them: values are text, and text that looks like a number must stay exactly that text. */
 const OBSERVATIONS: Record<string, any>[] = [
   { analyte: 'Glucose', value: '098', unit: 'mg/dL', reference_interval: '70-99', flag: null },
   { analyte: 'LDL Cholesterol', value: '<10', unit: 'mg/dL', reference_interval: '0-99', flag: 'L' },
-  { analyte: 'Potassium', value: 4.10, unit: 'mmol/L', reference_interval: { low: '3.5', high: '5.1' } },
+  { analyte: 'Potassium', value: '4.10', unit: 'mmol/L', reference_interval: { low: '3.5', high: '5.1' } },
   { analyte: 'Culture', value: 'No growth at 48 hours', comments: ['Final', 'Reviewed'] },
 ];
 
@@ -204,7 +204,48 @@ describe('results: released versions only, with an append-only lineage', () => {
     const result = expectSuccess(await getResult(orderId, id));
     expect(result.observations).toEqual(OBSERVATIONS.map((o) => ({ ...o, loinc: 'not_modeled' })));
     expect(result.observations[0].value).toBe('098');
-    expect(result.observations[2].value).toBe(4.1);
+    expect(result.observations[2].value).toBe('4.10');
+  });
+
+  it('values, units, reference intervals and flags reach the partner character for character, on both doors, in every version of a lineage', async () => {
+    const orderId = await placeOrder();
+    await lab.accept({ order_id: orderId });
+    await lab.collect({ order_id: orderId });
+    await lab.receive({ order_id: orderId });
+    await lab.accession({ order_id: orderId });
+    // Each version carries text a JSON number could not keep: trailing and leading zeros, more digits than a double holds.
+    const versions: { as: 'partial' | 'final' | 'corrected'; observations: Record<string, string>[] }[] = [
+      { as: 'partial', observations: [{ code: 'K', value: '1.50', unit: 'mmol/L', reference_interval: '3.5 - 5.1', flag: 'LL' }] },
+      { as: 'final', observations: [{ code: 'K', value: '1.50', unit: 'mmol/L', reference_interval: '3.5 - 5.1', flag: 'LL' }, { code: 'CNT', value: '12345678901234567890', unit: 'copies/mL', reference_interval: '<20', flag: 'H' }] },
+      { as: 'corrected', observations: [{ code: 'K', value: '4.10', unit: 'mmol/L', reference_interval: '3.5 - 5.1', flag: '' }, { code: 'CREA', value: '0070', unit: 'µmol/L', reference_interval: '45–90', flag: 'N' }] },
+    ];
+    const ids: string[] = [];
+    for (const version of versions) {
+      const id = await record(orderId, { observations: version.observations });
+      await lab.releaseResult({ result_id: id, as: version.as });
+      ids.push(id);
+    }
+    const trpc = (procedure: string, input: unknown) => api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { authorization: `Bearer ${client.key}` } });
+    // The bytes on the wire hold the laboratory's text: a re-serialised number would read 1.5 / 12345678901234567000.
+    const expectExact = (text: string, observations: Record<string, string>[]) => {
+      for (const o of observations) for (const [key, value] of Object.entries(o)) expect(text, `${key} ${value}`).toContain(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
+      expect(text).not.toMatch(/"value":-?\d/);
+    };
+    const collection = await api.call('GET', `/v1/orders/${orderId}/results`, { key: client.key });
+    const collectionOverTrpc = await trpc('results.list', { orderId });
+    expect(collectionOverTrpc.status, collectionOverTrpc.text).toBe(200);
+    expect(collectionOverTrpc.body.result.data.data).toEqual(expectSuccess(collection));
+    for (const [i, version] of versions.entries()) {
+      const rest = await getResult(orderId, ids[i]);
+      const overTrpc = await trpc('results.get', { orderId, resultId: ids[i] });
+      expect(overTrpc.status, overTrpc.text).toBe(200);
+      for (const response of [rest, overTrpc]) expectExact(response.text, version.observations);
+      expect(expectSuccess(rest).observations).toEqual(version.observations.map((o) => ({ ...o, loinc: 'not_modeled' })));
+      expect(overTrpc.body.result.data.data.observations).toEqual(expectSuccess(rest).observations);
+      expect(expectSuccess(collection).results[i].observations).toEqual(expectSuccess(rest).observations);
+    }
+    expectExact(collection.text, versions.flatMap((v) => v.observations));
+    expectExact(collectionOverTrpc.text, versions.flatMap((v) => v.observations));
   });
 
   it('a released critical version is reported critical; one flagged later too', async () => {

@@ -165,7 +165,9 @@ describe('sandbox scenarios and POST /v1/sandbox/orders/{orderId}/simulate', () 
       expect(result).toMatchObject({ state: 'final', status: 'released', is_critical: false, performing_laboratory_system: 'Sandbox laboratory simulator' });
       expect(result.observations.map((o: { code: string }) => o.code)).toEqual(['WBC', 'RBC', 'HGB', 'HCT', 'PLT']);
       expect(result.observations[0]).toMatchObject({ analyte: 'White Blood Cell Count', value: '6.4', unit: 'x10^3/uL', reference_interval: '3.4-10.8', abnormal_flag: null, loinc: 'not_modeled' });
-      expect(result.observations[4].value).toBe(251);
+      // Text, as every value at the laboratory boundary: the sandbox sends what a laboratory system prints.
+      expect(result.observations[4].value).toBe('251');
+      for (const observation of result.observations) for (const value of Object.values(observation)) expect(typeof value).not.toBe('number');
       expectError(await api.call('GET', `/v1/orders/${orderId}/results/${result.result_id}/report`, { key: client.key }), 404, 'report_not_modeled');
     });
 

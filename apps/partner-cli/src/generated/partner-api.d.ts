@@ -881,7 +881,7 @@ export interface components {
          * @enum {string}
          */
         ResultStatus: "released";
-        /** @description One observation exactly as the laboratory supplied it (analyte, value, unit, reference interval, flags): strings stay strings, no unit conversion. */
+        /** @description One observation exactly as the laboratory supplied it (analyte, value, unit, reference interval, flags), character for character: values are text ("1.50" stays "1.50"; never a JSON number), no rounding, no unit conversion. */
         Observation: {
             /**
              * @description Observation-level LOINC codes are not modeled; no code is ever derived.

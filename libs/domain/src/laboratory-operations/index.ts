@@ -8,3 +8,4 @@ export * from './result-recording';
 export * from './result-release';
 export * from './exceptions';
 export * from './cancellation';
+export * from './observation-text';

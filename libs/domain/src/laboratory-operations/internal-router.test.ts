@@ -30,6 +30,18 @@ describe('the internal laboratory router', () => {
     await expect(lab.recordResult({ ...resultBody({ observations: [{ loinc: '1-1' }] }), order_id: order.id })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 
+  it('refuses an observation value sent as a JSON number: BAD_REQUEST naming the observation in one readable line, nothing stored', async () => {
+    const { order } = await newOrder(connection.db);
+    const observations = [{ analyte: 'Glucose', value: '098' }, { analyte: 'Creatinine', value: '0.91' }, { analyte: 'Potassium', value: 1.5, unit: 'mmol/L' }];
+    const error = await lab.recordResult({ ...resultBody({ observations }), order_id: order.id }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TRPCError);
+    expect(error).toMatchObject({
+      code: 'BAD_REQUEST',
+      message: 'observations[2].value: must be a string, not the JSON number 1.5: send the value as the laboratory system printed it, e.g. "1.50" (a JSON number loses how it was written: 1.50 arrives as 1.5)',
+    });
+    expect((await lab.show({ order_id: order.id })).results).toEqual([]);
+  });
+
   it('walks an order from received to a released final result', async () => {
     const { order } = await newOrder(connection.db);
     const id = { order_id: order.id };

@@ -7,6 +7,7 @@ import {
   exceptionSeveritySchema,
 } from '../exceptions/exceptions.schemas';
 import { RESULT_PROVENANCES } from '../results/results.schemas';
+import { numbersIn, observationNumberMessage } from './observation-text';
 
 /** Inputs of the laboratory operations (internal router, admin CLI, sandbox simulator). */
 
@@ -60,11 +61,17 @@ export const accessionInput = z.strictObject({
 
 export const rejectSpecimenInput = z.strictObject({ order_id: orderId, reason: freeText(500) });
 
-/** Observation keys the laboratory must not send: LOINC codes are not modeled (spec rule 6). */
+/**
+ * One observation as the laboratory supplied it (spec rule 6): free keys, values as text. LOINC
+ * codes are not modeled, and a JSON number is refused where it sits (observation-text.ts says why).
+ */
 const observation = z
   .record(z.string().min(1).max(100), z.json())
   .refine((o) => Object.keys(o).length > 0, 'an observation needs at least one field')
   .refine((o) => !Object.keys(o).some((k) => k.toLowerCase() === 'loinc'), 'LOINC codes are not modeled: remove the "loinc" field')
+  .superRefine((o, ctx) => {
+    for (const found of numbersIn(o)) ctx.addIssue({ code: 'custom', path: found.path, input: found.value, message: observationNumberMessage(found.value) });
+  })
   .refine((o) => !jsonHasUnstorableText(o), { message: 'NUL characters and unpaired UTF-16 surrogates cannot be stored.', params: { issue: INPUT_ISSUES.invalidCharacters } });
 
 /** 5 MB of document, as base64. */

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { catalogItems, resultVersions, type Database } from '@lop/db';
 import { TRANSITIONS, type LifecycleDetail } from '../orders/lifecycle';
 import type { ResultRecordBody } from './laboratory-operations.schemas';
+import { describeObservationNumbers } from './observation-text';
 import { LaboratoryOperationError, operateOnOrder } from './operation';
 import { operatorResult } from './operator-views';
 
@@ -13,9 +14,13 @@ const UNASSIGNED = 'unassigned';
 
 /**
  * Stores a result version without releasing it: partners see nothing of it except that a result
- * is pending. Observations are kept exactly as supplied (strings stay strings, no conversion).
+ * is pending. Observations are kept exactly as supplied (text stays text, no conversion).
+ * The number check repeats the input schema's for in-process callers that skip it (the sandbox):
+ * whichever way a result arrives, a value that has lost its written form is never stored.
  */
 export async function recordResult(db: Database, input: ResultRecordBody & { order_id: string }, now = new Date()) {
+  const numbers = describeObservationNumbers(input.observations);
+  if (numbers) throw new LaboratoryOperationError('invalid', numbers);
   return operateOnOrder(db, input.order_id, async (tx, order) => {
     if (!RECORDABLE_FROM.includes(order.lifecycleDetail as LifecycleDetail)) {
       throw new LaboratoryOperationError('conflict', `cannot record a result for an order whose state is ${order.lifecycleDetail} (allowed from: ${RECORDABLE_FROM.join(', ')})`);

@@ -22,16 +22,19 @@ describe('recording and releasing result versions', () => {
     await driveTo(db, order.id, 'in_testing');
     const observations = [
       { analyte: 'Glucose', value: '098', unit: 'mg/dL', reference_interval: '70-99' },
-      { analyte: 'Culture', value: 'No growth at 48 hours', nested: { flags: ['N', null], numeric: 1.50 } },
-      { analyte: 'Potassium', value: 4.1, unit: 'mmol/L' },
+      { analyte: 'Culture', value: 'No growth at 48 hours', nested: { flags: ['N', null], reviewed: true, numeric: '1.50' } },
+      { analyte: 'Potassium', value: '4.10', unit: 'mmol/L', big: '12345678901234567890' },
     ];
     const outcome = await recordResult(db, { ...resultBody({ observations, report: { content_type: 'application/pdf', content_base64: 'JVBERi0xLjQK' } }), order_id: order.id });
     expect(outcome.events).toEqual([]);
     expect(outcome.order.lifecycle_detail).toBe('in_testing');
     expect(outcome.result).toMatchObject({ status: 'recorded', version: null, version_type: null, state: null, released_at: null, observation_count: 3, performing_laboratory: performingLaboratory, report_content_type: 'application/pdf' });
     const [row] = await db.select().from(resultVersions).where(eq(resultVersions.id, outcome.result.result_id));
-    // Strings stay strings ("098" is not 98), numbers stay numbers, nothing is converted or added.
+    // Text stays text ("098" is not 98, "4.10" is not 4.1), nothing is converted or added.
     expect(row.observations).toEqual(observations);
+    const [{ text }] = await connection.sql<{ text: string }[]>`select observations::text as text from result_versions where id = ${outcome.result.result_id}`;
+    expect(text).toContain('"4.10"');
+    expect(text).toContain('"12345678901234567890"');
     expect(row.reportDocument).toBe('JVBERi0xLjQK');
   });
 
@@ -105,7 +108,22 @@ describe('recording and releasing result versions', () => {
     ['a report that is not base64', { report: { content_type: 'application/pdf', content_base64: 'not base64!' } }, 'report.content_base64'],
     ['a report without a media type', { report: { content_type: 'pdf', content_base64: 'JVBERi0xLjQK' } }, 'report.content_type'],
     ['an unknown field', { patient_name: 'Jane' }, 'patient_name'],
+    ['a value sent as a JSON number', { observations: [{ analyte: 'Glucose', value: '98' }, { analyte: 'Potassium', value: 1.5 }] }, 'observations.1.value: must be a string, not the JSON number 1.5: send the value as the laboratory system printed it, e.g. "1.50"'],
+    ['a number deep inside an observation', { observations: [{ analyte: 'K', value: '4.1', reference_interval: { low: 3.5, high: '5.1' }, replicates: ['4.1', 4.2] }] }, 'observations.0.reference_interval.low: must be a string'],
+    ['a number among the replicates', { observations: [{ analyte: 'K', value: '4.1', replicates: ['4.1', 4.2] }] }, 'observations.0.replicates.1: must be a string, not the JSON number 4.2'],
   ])('the result input refuses %s', (_rule, overrides, message) => {
     expect(recordInputError({ ...resultBody(), ...overrides })).toContain(message);
+  });
+
+  it('an in-process caller that skips the input schema still cannot store a number: refused as invalid, nothing stored', async () => {
+    const { order } = await newOrder(db);
+    await driveTo(db, order.id, 'in_testing');
+    const before = await snapshot(db, order.id);
+    const observations = [{ analyte: 'Potassium', value: 1.5 as unknown as string }];
+    await expect(recordResult(db, { ...resultBody({ observations }), order_id: order.id })).rejects.toMatchObject({
+      kind: 'invalid',
+      message: 'observations[0].value: must be a string, not the JSON number 1.5: send the value as the laboratory system printed it, e.g. "1.50" (a JSON number loses how it was written: 1.50 arrives as 1.5)',
+    });
+    expect(await snapshot(db, order.id)).toEqual(before);
   });
 });

@@ -30,7 +30,8 @@ export const observationSchema = z
   })
   .meta({
     id: 'Observation',
-    description: 'One observation exactly as the laboratory supplied it (analyte, value, unit, reference interval, flags): strings stay strings, no unit conversion.',
+    description:
+      'One observation exactly as the laboratory supplied it (analyte, value, unit, reference interval, flags), character for character: values are text ("1.50" stays "1.50"; never a JSON number), no rounding, no unit conversion.',
   });
 
 export const resultVersionSchema = z

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { planScenario, SCENARIOS } from './scenarios';
-import { syntheticObservations, syntheticPdf } from './synthetic-results';
+import { resultRecordBody } from '../laboratory-operations/laboratory-operations.schemas';
+import { numbersIn } from '../laboratory-operations/observation-text';
+import { SYNTHETIC_RESULT_KINDS, syntheticObservations, syntheticPdf, syntheticResult } from './synthetic-results';
 
 describe('scenario plans: derived from the steps through the transition table', () => {
   it('a step the transition table refuses makes the definition fail at load, naming the scenario and step', () => {
@@ -39,6 +41,20 @@ describe('synthetic results', () => {
   it('a partial CBC carries the first analytes only; a critical one flags hemoglobin LL', () => {
     expect(syntheticObservations('CBC', 'partial').map((o) => o.code)).toEqual(['WBC', 'RBC', 'HGB']);
     expect(syntheticObservations('CBC', 'critical').find((o) => o.code === 'HGB')).toMatchObject({ value: '6.1', abnormal_flag: 'LL' });
+  });
+
+  it('values are text, as the laboratory boundary requires: every panel and kind passes the record-result input unchanged', () => {
+    for (const itemCode of ['CBC', 'LIPID', 'HBA1C', 'TSH', 'UA']) {
+      for (const kind of SYNTHETIC_RESULT_KINDS) {
+        const result = syntheticResult({ itemCode, itemName: itemCode, externalOrderId: 'ext-1', sequence: 1, orderId: '00000000-0000-4000-8000-000000000000' }, kind, true);
+        expect(numbersIn(result.observations), `${itemCode} ${kind}`).toEqual([]);
+        const parsed = resultRecordBody.safeParse(result);
+        expect(parsed.error?.issues, `${itemCode} ${kind}`).toBeUndefined();
+        expect(parsed.data?.observations).toEqual(result.observations);
+      }
+    }
+    expect(syntheticObservations('CBC', 'final').find((o) => o.code === 'PLT')).toMatchObject({ value: '251' });
+    expect(syntheticObservations('TSH', 'final')[0]).toMatchObject({ value: '2.310', reference_interval: '0.450-4.500' });
   });
 
   it('any other test falls back to a basic metabolic panel whose critical value is a potassium', () => {

@@ -2,16 +2,17 @@ import type { ResultRecordBody } from '../laboratory-operations/laboratory-opera
 
 /**
  * Synthetic result content for sandbox scenarios, shaped the way a laboratory information system
- * sends it: values as the laboratory wrote them (mostly strings, some numbers, qualifiers such as
- * ">100" kept as text), units, reference intervals and abnormal flags. Nothing here is a real
- * patient's result.
+ * sends it: every value as the text the laboratory printed (trailing zeros such as "2.310", leading
+ * zeros such as "092", qualifiers such as ">100.000"), units, reference intervals and abnormal
+ * flags. Text only, like any result the laboratory boundary accepts (observation-text.ts): a JSON
+ * number would be refused. Nothing here is a real patient's result.
  */
 
 /** Which version of the result a scenario step records. */
 export const SYNTHETIC_RESULT_KINDS = ['partial', 'final', 'corrected', 'critical'] as const;
 export type SyntheticResultKind = (typeof SYNTHETIC_RESULT_KINDS)[number];
 
-type Observation = Record<string, string | number | boolean | null>;
+type Observation = Record<string, string | null>;
 
 interface Panel {
   observations: Observation[];
@@ -23,7 +24,7 @@ interface Panel {
   critical: { code: string; fields: Observation };
 }
 
-const obs = (code: string, analyte: string, value: string | number, unit: string, reference_interval: string, abnormal_flag: string | null = null): Observation => ({
+const obs = (code: string, analyte: string, value: string, unit: string, reference_interval: string, abnormal_flag: string | null = null): Observation => ({
   code,
   analyte,
   value,
@@ -40,7 +41,7 @@ const PANELS: Record<string, Panel> = {
       obs('RBC', 'Red Blood Cell Count', '4.71', 'x10^6/uL', '4.14-5.80'),
       obs('HGB', 'Hemoglobin', '14.2', 'g/dL', '13.0-17.7'),
       obs('HCT', 'Hematocrit', '42.5', '%', '37.5-51.0'),
-      obs('PLT', 'Platelet Count', 251, 'x10^3/uL', '150-450'),
+      obs('PLT', 'Platelet Count', '251', 'x10^3/uL', '150-450'),
     ],
     partialCount: 3,
     correction: { code: 'HGB', fields: { value: '12.6', abnormal_flag: 'L' }, previously: '14.2 g/dL' },
@@ -58,7 +59,7 @@ const PANELS: Record<string, Panel> = {
     critical: { code: 'TRIG', fields: { value: '1180', abnormal_flag: 'HH' } },
   },
   HBA1C: {
-    observations: [obs('A1C', 'Hemoglobin A1c', '5.4', '%', '4.8-5.6'), obs('EAG', 'Estimated Average Glucose', 108, 'mg/dL', 'Not established')],
+    observations: [obs('A1C', 'Hemoglobin A1c', '5.4', '%', '4.8-5.6'), obs('EAG', 'Estimated Average Glucose', '108', 'mg/dL', 'Not established')],
     partialCount: 1,
     correction: { code: 'A1C', fields: { value: '5.9', abnormal_flag: 'H' }, previously: '5.4 %' },
     critical: { code: 'A1C', fields: { value: '14.3', abnormal_flag: 'HH' } },
