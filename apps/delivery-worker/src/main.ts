@@ -1,10 +1,9 @@
 // The webhook delivery worker as its own process (`tsx apps/delivery-worker/src/main.ts`); `npm start`
 // runs the same startDeliveryWorker in its single process.
 import { createServer } from 'node:http';
-import { pino } from 'pino';
 import { locateDatabase, runMigrations } from '@lop/db';
 import { ConfigError, loadConfig, metricsHandler, type Config } from '@lop/domain';
-import { startDeliveryWorker } from './worker';
+import { createWorkerLogger, startDeliveryWorker } from './worker';
 
 export { startDeliveryWorker, type DeliveryWorkerOptions, type RunningDeliveryWorker } from './worker';
 
@@ -19,7 +18,7 @@ async function main() {
     }
     throw error;
   }
-  const logger = pino({ name: 'delivery-worker', level: config.LOG_LEVEL });
+  const logger = createWorkerLogger(config.LOG_LEVEL);
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
   const worker = await startDeliveryWorker(location.url, { config, logger });

@@ -1,6 +1,6 @@
 import type { AgentOptions } from 'node:https';
 import { pino, type Logger } from 'pino';
-import { connectDatabase } from '@lop/db';
+import { connectDatabase, errorForLog } from '@lop/db';
 import {
   countDeliveryAttempt,
   createDeliveryAgents,
@@ -39,13 +39,18 @@ export interface RunningDeliveryWorker {
 /** pg-boss workers per process; each fetches a batch and runs its attempts in parallel. */
 const LOCAL_WORKERS = 4;
 
+/** The worker's own logger: errors are logged without the SQL and parameters a failed query carries. */
+export function createWorkerLogger(level: string): Logger {
+  return pino({ name: 'delivery-worker', level, serializers: { err: (error: unknown) => pino.stdSerializers.err(errorForLog(error) as Error) } });
+}
+
 /**
  * The webhook delivery worker: wakes on NOTIFY when a delivery is committed, drains backlogs in
  * parallel batches, and polls only as a backstop and for due retries.
  */
 export async function startDeliveryWorker(databaseUrl: string, options: DeliveryWorkerOptions = {}): Promise<RunningDeliveryWorker> {
   const config = options.config ?? loadConfig();
-  const logger = options.logger ?? pino({ name: 'delivery-worker', level: config.LOG_LEVEL });
+  const logger = options.logger ?? createWorkerLogger(config.LOG_LEVEL);
   const settings = webhookSettings(config, databaseUrl);
   if (settings.destination.allowLoopback) logger.warn(LOOPBACK_ALLOWANCE_WARNING);
 

@@ -21,7 +21,7 @@ import { publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
 import { requestMetrics } from './http/request-metrics';
-import { sendError } from './http/send-error';
+import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
@@ -91,9 +91,8 @@ export function createApp({ database, config, logger, protector, consoleDir, met
       // Headers a failure carries on REST (Retry-After, WWW-Authenticate) and those a procedure sets.
       responseMeta: ({ ctx, errors }) =>
         errors.length > 0 ? { headers: errorBodyFor(errors[0], ctx?.requestId ?? 'req_unknown', []).headers } : { headers: ctx?.response.headers ?? {} },
-      onError: ({ error }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') logger.error({ err: error }, 'unexpected tRPC error');
-      },
+      // Logged as on REST: by what the partner is answered (a refused value is a 400, not an error), never with SQL parameters.
+      onError: ({ error, req }) => logIfUnexpected(logger, req.res!, errorBodyFor(error, requestIdOf(req.res!), []), error),
     }),
   );
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
+import { connectDatabase, errorForLog, locateDatabase, runMigrations } from '@lop/db';
 import {
   attachDeliveryQueue,
   ConfigError,
@@ -19,9 +19,12 @@ import { newRequestId } from './http/request-id';
 
 export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.sandbox_key', '*.key', '*.secret', '*.patient', '*.ordering_provider', '*.aoe_answers', '*.clinical_notes'];
 
+/** Errors are logged without the SQL and parameters a failed query carries (they can hold what a partner sent). */
+export const LOG_SERIALIZERS = { err: (error: unknown) => pino.stdSerializers.err(errorForLog(error) as Error) };
+
 /** `destination` defaults to stdout; tests pass an in-memory stream to read what would be logged. */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, destination?: DestinationStream): Logger {
-  const options = { name, level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  const options = { name, level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: LOG_SERIALIZERS };
   return destination ? pino(options, destination) : pino(options);
 }
 

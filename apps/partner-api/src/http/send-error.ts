@@ -13,4 +13,5 @@ export function sendError(res: Response, error: unknown, logger: Logger, pathPar
 export function logIfUnexpected(logger: Logger, res: Response, response: ErrorResponse, error: unknown): void {
   if (response.unexpected) logger.error({ err: error, request_id: requestIdOf(res) }, 'unexpected error');
   else if (response.status === 503) logger.warn({ err: error, request_id: requestIdOf(res) }, 'database unavailable');
+  else if (response.warning) logger.warn({ err: error, request_id: requestIdOf(res) }, response.warning);
 }

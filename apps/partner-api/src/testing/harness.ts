@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { connectDatabase, type DatabaseConnection } from '@lop/db';
 import { loadConfig, PARTNER_BASE_PATH, protectorFor, type Config } from '@lop/domain';
@@ -115,7 +115,8 @@ export async function startAppOver(database: DatabaseConnection): Promise<TestAp
       done();
     },
   });
-  const logger: Logger = pino({ level: 'info' }, stream);
+  // The service's own logger settings (redaction, error serializer), writing to memory.
+  const logger: Logger = createLogger({ LOG_LEVEL: 'info' }, 'partner-api-test', stream);
   const config = testConfig();
   const app = createApp({ database, config, logger, protector: protectorFor(config) });
   const server: Server = createServer(app);

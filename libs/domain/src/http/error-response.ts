@@ -8,6 +8,8 @@ export interface ErrorResponse {
   body: ErrorBody;
   /** True when the failure is ours (500): the caller logs it with the request id. */
   unexpected: boolean;
+  /** Set when the answer is right but the cause deserves a look: the caller logs it as a warning with this sentence. */
+  warning?: string;
 }
 
 // postgres.js / node network failures meaning "the database is unreachable right now".
@@ -19,6 +21,30 @@ function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   }
   return false;
+}
+
+/**
+ * SQLSTATE class 22 ("data exception"): PostgreSQL refused a value the request carried (a NUL
+ * byte, an out-of-range date, a number too large). The input schemas refuse these first; any
+ * that slips past is still the caller's bad value, answered 400, never a 500.
+ */
+const DATA_EXCEPTION_ISSUES: Record<string, string> = {
+  '22001': 'too_long',
+  '22003': 'out_of_range',
+  '22007': 'invalid_format',
+  '22008': 'out_of_range',
+  '22015': 'out_of_range',
+  '22021': 'invalid_characters',
+  '22P02': 'invalid_format',
+  '22P05': 'invalid_characters',
+};
+
+function dataExceptionIssue(error: unknown): string | null {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) return DATA_EXCEPTION_ISSUES[code] ?? 'invalid_value';
+  }
+  return null;
 }
 
 /** tRPC wraps errors thrown in middleware; our PartnerError may sit a few causes deep. */
@@ -48,7 +74,11 @@ export function errorBodyFor(error: unknown, requestId: string, pathParams: read
   const partnerError = findPartnerError(error);
   if (partnerError) return make(partnerError.errorCode, partnerError.message, partnerError.details, partnerError.headers);
   if (isDatabaseUnavailable(error)) return make('unavailable', 'The service is temporarily unavailable; retry shortly.', undefined, { 'Retry-After': '5' });
-
+  const dataIssue = dataExceptionIssue(error);
+  if (dataIssue) {
+    const message = 'A value in the request cannot be stored or compared as sent.';
+    return { ...make('invalid_request', 'The request is not valid; see details.', [{ issue: dataIssue, message }]), warning: 'the database refused a value the input schemas let through' };
+  }
   if (error instanceof TRPCError) {
     const cause = error.cause;
     if (error.code === 'BAD_REQUEST' && isZodError(cause)) {
