@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-// Unit tests of the console's pure helpers, and the browser tests (real API, real PostgreSQL, headless Chromium).
+// Unit tests of the console's pure helpers, its tables checked against the server (contract/), and the browser tests (real API, real PostgreSQL, headless Chromium).
 export default defineConfig({
   test: {
     name: 'sandbox-console',
     environment: 'node',
-    include: ['src/**/*.test.ts', 'e2e/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'contract/**/*.test.ts', 'e2e/**/*.test.ts'],
     globalSetup: [fileURLToPath(new URL('../../libs/db/src/testing/global-setup.ts', import.meta.url))],
     testTimeout: 120_000,
     hookTimeout: 120_000,

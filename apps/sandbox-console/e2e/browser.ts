@@ -25,13 +25,13 @@ export interface Browser {
 }
 
 /** A fresh headless Chromium with its own throw-away profile, recording every browser-console problem. */
-export async function openBrowser(): Promise<Browser> {
+export async function openBrowser(viewport = { width: 1366, height: 768 }): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'console-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
     headless: true,
     args: FLAGS,
-    viewport: { width: 1360, height: 900 },
+    viewport,
     locale: 'en-US',
     timezoneId: 'UTC',
   });

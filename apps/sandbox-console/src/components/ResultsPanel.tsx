@@ -1,7 +1,9 @@
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { formatTime, humanize } from '../format';
+import { inputIs, useLatestCall } from '../inspector/call-log';
 import { useTRPC, type Outputs } from '../trpc';
+import { Inspector } from './Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from './states';
 
 type Collection = Outputs['results']['list']['data'];
@@ -16,7 +18,16 @@ const PENDING_TEXT: Record<string, string> = {
 export function ResultsPanel({ orderId }: { orderId: string }) {
   const trpc = useTRPC();
   const results = useQuery(trpc.results.list.queryOptions({ orderId }));
+  const lastCall = useLatestCall('results.list', inputIs({ orderId }));
+  return (
+    <div className="stack">
+      <Inspector label="Results request" call={lastCall} />
+      <ResultsBody results={results} />
+    </div>
+  );
+}
 
+function ResultsBody({ results }: { results: UseQueryResult<Outputs['results']['list'], unknown> }) {
   if (results.isPending) return <Loading label="Reading results…" />;
   if (results.isError) return <ErrorNotice error={results.error} onRetry={() => results.refetch()} />;
   const collection = results.data.data;

@@ -1,7 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { humanize } from '../format';
+import { inputIs, useLatestCall } from '../inspector/call-log';
 import { useTRPC, type Outputs } from '../trpc';
+import { Inspector } from './Inspector';
 import { Badge, ErrorNotice, Loading } from './states';
 
 type Scenario = Outputs['sandbox']['scenarios']['data'][number];
@@ -30,6 +32,7 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
   const [progress, setProgress] = useState<Progress | null>(() => readProgress(orderId));
   const [chosen, setChosen] = useState<string>(() => progress?.scenario ?? '');
   const [last, setLast] = useState<Simulation | null>(null);
+  const lastCall = useLatestCall('sandbox.simulate', inputIs({ orderId }));
   const selectId = useId();
   const stepsId = useId();
 
@@ -127,6 +130,7 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
         </>
       )}
       {simulate.isError && <ErrorNotice error={simulate.error} title="The simulation did not run." />}
+      <Inspector label="Simulate request" call={lastCall} />
       {last && (
         <div className="note note-good" role="status">
           <p>

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { describeError } from '../trpc';
+import { describeError, isFinal } from '../trpc';
 
 export function Loading({ label }: { label: string }) {
   return (
@@ -13,7 +13,7 @@ export function Empty({ children }: { children: ReactNode }) {
   return <div className="state state-empty">{children}</div>;
 }
 
-/** A failed call, in the API's own words, with its request_id for support. */
+/** A failed call, in the API's own words, with its request_id for support; "Try again" only where another try can succeed. */
 export function ErrorNotice({ error, title, onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
   const described = describeError(error);
   return (
@@ -40,7 +40,7 @@ export function ErrorNotice({ error, title, onRetry }: { error: unknown; title?:
           </>
         )}
       </p>
-      {onRetry && (
+      {onRetry && !isFinal(error) && (
         <button type="button" className="button secondary" onClick={onRetry}>
           Try again
         </button>

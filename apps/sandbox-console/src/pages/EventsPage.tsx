@@ -3,6 +3,8 @@ import { EventTimeline } from '../components/EventTimeline';
 import { ErrorNotice, Loading } from '../components/states';
 import { useEventStream } from '../event-stream';
 import { formatClock } from '../format';
+import { useLatestCall } from '../inspector/call-log';
+import { Inspector } from '../components/Inspector';
 
 const EVENT_TYPES = [
   'order.created',
@@ -23,6 +25,7 @@ export function EventsPage() {
   const [type, setType] = useState('');
   const [shown, setShown] = useState(SHOW_STEP);
   const filterId = useId();
+  const lastRead = useLatestCall('events.list');
   const matching = type ? stream.events.filter((e) => e.type === type) : stream.events;
   const visible = matching.slice(Math.max(0, matching.length - shown));
 
@@ -56,6 +59,7 @@ export function EventsPage() {
           {stream.lastPolledAt ? ` · last read ${formatClock(new Date(stream.lastPolledAt).toISOString())}` : ''}
         </span>
       </div>
+      <Inspector label="Event stream request" call={lastRead} />
       <article className="card">
         {stream.loading ? (
           <Loading label="Reading the event stream…" />

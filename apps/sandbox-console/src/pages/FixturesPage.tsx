@@ -1,9 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useId, useRef, useState } from 'react';
+import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { setFlash } from '../flash';
 import { freshExternalOrderId, humanize, randomId } from '../format';
 import { href, navigate } from '../routing';
+import { useLatestCall } from '../inspector/call-log';
+import { restRequestFor } from '../inspector/rest-routes';
 import { useTRPC, useTRPCClient, type CallContext, type Outputs } from '../trpc';
 
 type Fixture = Outputs['sandbox']['orderFixtures']['data'][number];
@@ -19,8 +22,8 @@ export function FixturesPage() {
       <header className="page-header">
         <h1>Fixtures</h1>
         <p className="lede">
-          Request templates for each ordering contract, filled with your granted sandbox tests and a synthetic subject that is already registered. Create an order
-          in one click: the console sets a fresh <code>external_order_id</code> and <code>Idempotency-Key</code>.
+          Request templates for each ordering contract, filled with your granted sandbox tests and a synthetic subject that is already registered. Each card
+          shows the exact request it sends (a fresh <code>external_order_id</code> and <code>Idempotency-Key</code>); edit the body first if you like.
         </p>
       </header>
       {fixtures.isPending ? (
@@ -40,33 +43,67 @@ export function FixturesPage() {
   );
 }
 
+/** The request body a fixture card starts from: the fixture with a fresh external_order_id, as the text that will be sent. */
+function initialText(fixture: Fixture): string {
+  return JSON.stringify({ ...fixture.body, external_order_id: freshExternalOrderId(fixture.contract) }, null, 2);
+}
+
+function parseBody(text: string): { body: Record<string, unknown> } | { problem: string } {
+  try {
+    const body = JSON.parse(text) as unknown;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { problem: 'The body must be a JSON object.' };
+    return { body: body as Record<string, unknown> };
+  } catch (error) {
+    return { problem: `Not valid JSON: ${(error as Error).message}` };
+  }
+}
+
 function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: string | undefined }) {
   const client = useTRPCClient();
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [showBody, setShowBody] = useState(false);
+  const [editing, setEditing] = useState(false);
+  // What the editor shows is exactly what Create order sends, Idempotency-Key included.
+  const [text, setText] = useState(() => (fixture.body ? initialText(fixture) : ''));
+  const [idempotencyKey, setIdempotencyKey] = useState(randomId);
+  // A double click must not send twice: the second click arrives before React re-renders the disabled button.
+  const sending = useRef(false);
   const bodyId = useId();
   const titleId = useId();
+  const parsed = parseBody(text);
+  const lastCall = useLatestCall('orders.create', (call) => call.idempotencyKey === idempotencyKey);
 
   const create = useMutation({
-    mutationFn: async (body: NonNullable<Fixture['body']>) => {
-      const idempotencyKey = randomId();
-      const externalOrderId = freshExternalOrderId(fixture.contract);
-      const context: CallContext = { idempotencyKey };
-      const created = await client.orders.create.mutate({ ...body, external_order_id: externalOrderId }, { context });
-      return { order: created.data, idempotencyKey };
+    mutationFn: async ({ body, key }: { body: Record<string, unknown>; key: string }) => {
+      const context: CallContext = { idempotencyKey: key };
+      const created = await client.orders.create.mutate(body as Parameters<typeof client.orders.create.mutate>[0], { context });
+      return { order: created.data, idempotencyKey: key };
     },
-    onSuccess: ({ order, idempotencyKey }) => {
+    onSuccess: ({ order, idempotencyKey: key }) => {
       void queryClient.invalidateQueries(trpc.console.orders.pathFilter());
-      setFlash(
-        order.order_id,
-        `Order ${order.external_order_id} created from the ${fixture.contract} fixture (Idempotency-Key ${idempotencyKey}). Run a scenario to move it along.`,
-      );
+      setFlash(order.order_id, `Order ${order.external_order_id} created from the ${fixture.contract} fixture (Idempotency-Key ${key}). Run a scenario to move it along.`);
       navigate(href.order(order.order_id));
+    },
+    onSettled: () => {
+      sending.current = false;
     },
   });
 
+  const send = () => {
+    if (sending.current || !('body' in parsed)) return;
+    sending.current = true;
+    create.mutate({ body: parsed.body, key: idempotencyKey });
+  };
+
+  const edit = (next: string) => {
+    setText(next);
+    // A different body is a different intended order: it needs its own key (the same key with another body is refused).
+    setIdempotencyKey(randomId());
+    create.reset();
+  };
+
   const body = fixture.body;
+  const preview = 'body' in parsed ? restRequestFor('orders.create', parsed.body, window.location.origin, { 'Idempotency-Key': idempotencyKey }) : null;
   return (
     <article className="card fixture" aria-labelledby={titleId}>
       <header className="card-header">
@@ -98,19 +135,39 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
             </dd>
           </dl>
           <div className="row">
-            <button type="button" className="button" onClick={() => create.mutate(body)} disabled={create.isPending}>
+            <button type="button" className="button" onClick={send} disabled={create.isPending || !('body' in parsed)}>
               {create.isPending ? 'Creating…' : 'Create order'}
             </button>
-            <button type="button" className="button ghost" aria-expanded={showBody} aria-controls={bodyId} onClick={() => setShowBody(!showBody)}>
-              {showBody ? 'Hide' : 'Show'} request body
+            <button type="button" className="button ghost" aria-expanded={editing} aria-controls={bodyId} onClick={() => setEditing(!editing)}>
+              {editing ? 'Hide' : 'Edit'} request body
             </button>
           </div>
-          {create.isError && <ErrorNotice error={create.error} title="The order was not created." />}
-          {showBody && (
-            <pre id={bodyId} className="json" tabIndex={0}>
-              {JSON.stringify(body, null, 2)}
-            </pre>
+          {editing && (
+            <div className="stack">
+              <label htmlFor={bodyId}>Request body (sent exactly as shown)</label>
+              <textarea
+                id={bodyId}
+                className="json-editor"
+                spellCheck={false}
+                value={text}
+                rows={Math.min(24, text.split('\n').length + 1)}
+                onChange={(e) => edit(e.target.value)}
+                aria-invalid={'problem' in parsed ? true : undefined}
+              />
+              {'problem' in parsed && (
+                <p className="form-error" role="alert">
+                  {parsed.problem}
+                </p>
+              )}
+              <div className="row">
+                <button type="button" className="button ghost small" onClick={() => edit(initialText(fixture))}>
+                  Reset to the fixture (new external_order_id)
+                </button>
+              </div>
+            </div>
           )}
+          {create.isError && <ErrorNotice error={create.error} title="The order was not created." />}
+          <Inspector label={`Create order request, ${fixture.contract} fixture`} call={lastCall} preview={preview} />
         </>
       )}
     </article>

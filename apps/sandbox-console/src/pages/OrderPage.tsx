@@ -10,6 +10,8 @@ import { useEventStream } from '../event-stream';
 import { takeFlash } from '../flash';
 import { formatTime, humanize } from '../format';
 import { href } from '../routing';
+import { inputIs, useLatestCall } from '../inspector/call-log';
+import { Inspector } from '../components/Inspector';
 import { describeError, useTRPC } from '../trpc';
 
 export function OrderPage({ orderId }: { orderId: string }) {
@@ -18,6 +20,8 @@ export function OrderPage({ orderId }: { orderId: string }) {
   const [flash] = useState(() => takeFlash(orderId));
   const stream = useEventStream();
   const orderEvents = stream.events.filter((e) => e.data.order_id === orderId);
+  const readCall = useLatestCall('orders.get', inputIs({ orderId }));
+  const createCall = useLatestCall('orders.create', (call) => (call.response as { data?: { order_id?: string } } | undefined)?.data?.order_id === orderId);
 
   if (order.isPending) return <Loading label="Reading the order…" />;
   if (order.isError) {
@@ -58,6 +62,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
           {flash}
         </p>
       )}
+      {createCall && <Inspector label="The request that created this order" call={createCall} />}
 
       <div className="order-layout">
         <article className="card" aria-labelledby="scenario-title">
@@ -91,6 +96,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
       </article>
       <article className="card" aria-labelledby="details-title">
         <h2 id="details-title">Order details</h2>
+        <Inspector label="Order request" call={readCall} />
         <dl className="facts">
           <dt>Order id</dt>
           <dd>

@@ -1,0 +1,110 @@
+/**
+ * The partner REST route behind each tRPC procedure the console calls, so every console action
+ * can be shown (and copied) as the request a partner's own code would send. The browser bundle
+ * cannot import the router itself (it is server code); rest-routes.test.ts checks this table
+ * against the procedures' OpenAPI metadata, so it cannot drift from the API.
+ */
+
+export const PARTNER_BASE_PATH = '/api/public/partner';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RestRoute {
+  method: HttpMethod;
+  /** Below the base path, with {param} placeholders, e.g. /v1/orders/{orderId}. */
+  path: string;
+  /** What REST answers on success (201 for a created order). */
+  successStatus: number;
+}
+
+export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
+  'health.get': { method: 'GET', path: '/v1/health', successStatus: 200 },
+  'lab.get': { method: 'GET', path: '/v1/lab', successStatus: 200 },
+  'locations.list': { method: 'GET', path: '/v1/locations', successStatus: 200 },
+  'programs.list': { method: 'GET', path: '/v1/programs', successStatus: 200 },
+  'programs.get': { method: 'GET', path: '/v1/programs/{programId}', successStatus: 200 },
+  'programs.catalog': { method: 'GET', path: '/v1/programs/{programId}/catalog', successStatus: 200 },
+  'programs.requirements': { method: 'GET', path: '/v1/programs/{programId}/requirements', successStatus: 200 },
+  'serviceability.check': { method: 'POST', path: '/v1/serviceability', successStatus: 200 },
+  'subjects.put': { method: 'PUT', path: '/v1/subjects/{externalSubjectId}', successStatus: 200 },
+  'orders.create': { method: 'POST', path: '/v1/orders', successStatus: 201 },
+  'orders.get': { method: 'GET', path: '/v1/orders/{orderId}', successStatus: 200 },
+  'orders.cancel': { method: 'POST', path: '/v1/orders/{orderId}/cancel', successStatus: 200 },
+  'orders.exceptions': { method: 'GET', path: '/v1/orders/{orderId}/exceptions', successStatus: 200 },
+  'results.list': { method: 'GET', path: '/v1/orders/{orderId}/results', successStatus: 200 },
+  'results.get': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}', successStatus: 200 },
+  'results.report': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report', successStatus: 200 },
+  'results.reportDocument': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report/document', successStatus: 200 },
+  'events.list': { method: 'GET', path: '/v1/events', successStatus: 200 },
+  'sandbox.orderFixtures': { method: 'GET', path: '/v1/sandbox/order-fixtures', successStatus: 200 },
+  'sandbox.scenarios': { method: 'GET', path: '/v1/sandbox/scenarios', successStatus: 200 },
+  'sandbox.simulate': { method: 'POST', path: '/v1/sandbox/orders/{orderId}/simulate', successStatus: 200 },
+};
+
+/** A partner request, ready to show or turn into code. */
+export interface RestRequest {
+  method: HttpMethod;
+  /** Template as the OpenAPI document names it (with the base path), for the typed client. */
+  pathTemplate: string;
+  pathParams: Record<string, string>;
+  query: Record<string, string>;
+  /** The JSON body of a POST/PUT, exactly as sent. */
+  body?: unknown;
+  /** Request headers besides Authorization (which is always sent, and always masked on screen). */
+  headers: Record<string, string>;
+  /** Absolute URL, query included. */
+  url: string;
+  successStatus: number;
+}
+
+/**
+ * The REST request equivalent to calling `procedure` with `input`: path parameters fill the
+ * template, the rest goes to the query string (GET) or the JSON body (otherwise), as
+ * trpc-to-openapi maps them. Null for console-only procedures (no REST route).
+ */
+export function restRequestFor(procedure: string, input: unknown, origin: string, extraHeaders: Record<string, string> = {}): RestRequest | null {
+  const route = REST_ROUTES[procedure];
+  if (!route) return null;
+  const rest: Record<string, unknown> = { ...((input ?? {}) as Record<string, unknown>) };
+  const pathParams: Record<string, string> = {};
+  const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    const value = String(rest[name] ?? '');
+    pathParams[name] = value;
+    delete rest[name];
+    return encodeURIComponent(value);
+  });
+  const query: Record<string, string> = {};
+  let body: unknown;
+  if (route.method === 'GET') {
+    for (const [name, value] of Object.entries(rest)) if (value !== undefined && value !== null) query[name] = String(value);
+  } else if (Object.keys(rest).length > 0) {
+    body = rest;
+  }
+  const search = new URLSearchParams(query).toString();
+  const headers: Record<string, string> = { ...extraHeaders };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  return {
+    method: route.method,
+    pathTemplate: `${PARTNER_BASE_PATH}${route.path}`,
+    pathParams,
+    query,
+    body,
+    headers,
+    url: `${origin}${PARTNER_BASE_PATH}${path}${search ? `?${search}` : ''}`,
+    successStatus: route.successStatus,
+  };
+}
+
+/** The input of `procedure` from a REST path below the base path (e.g. a report's retrieval_path), or null when it is not that route. */
+export function inputFromRestPath(procedure: string, restPath: string): Record<string, string> | null {
+  const route = REST_ROUTES[procedure];
+  if (!route) return null;
+  const url = new URL(restPath, 'http://base.invalid');
+  const names: string[] = [];
+  const pattern = new RegExp(`^${route.path.replace(/\{(\w+)\}/g, (_m, name: string) => (names.push(name), '([^/]+)'))}$`);
+  const match = pattern.exec(url.pathname);
+  if (!match) return null;
+  const input: Record<string, string> = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(match[i + 1])]));
+  url.searchParams.forEach((value, name) => (input[name] = value));
+  return input;
+}
