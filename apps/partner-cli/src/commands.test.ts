@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, lop, startService, type TestService } from './testing/harness';
+import { buildProgram } from './program';
+import { freePort, lop, REPO_ROOT, startService, type TestService } from './testing/harness';
 
 /** The readers, lop trigger, errors and exit codes, against the real API. */
 
@@ -20,6 +24,17 @@ describe('usage: --help everywhere, exit code 2 for what cannot run as asked', (
       expect(result.stdout).toContain(`Usage: lop ${commands[i].join(' ')}`.trim());
     }
     expect(results[0].stdout).toMatch(/Exit codes: 0 success; 1 failure .*\n2 usage/);
+  });
+
+  it('docs/cli.md names every command and every option', () => {
+    const guide = readFileSync(join(REPO_ROOT, 'docs/cli.md'), 'utf8');
+    const program = buildProgram({ out: () => undefined, err: () => undefined, style: {} as never }, { exitCode: 0, stop: new AbortController(), cursor: null, json: false });
+    const walk = (command: Command, path: string[]): void => {
+      for (const option of command.options) if (option.long && option.long !== '--version') expect(guide, `${path.join(' ')} ${option.long}`).toContain(option.long);
+      if (command.commands.length === 0) expect(guide, path.join(' ')).toContain(`lop ${path.join(' ')}`);
+      for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+    };
+    walk(program, []);
   });
 
   it('in the repository the bin runs the sources without a build step (what `npx lop` runs)', async () => {

@@ -114,7 +114,7 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
         : verdict === 'failed'
           ? style.red(`  failed after ${attemptNumber} attempt${attemptNumber === 1 ? '' : 's'}`)
           : '';
-    output.out(`${style.dim(clock())}  #${event.sequence}  ${event.type.padEnd(27)}  ${event.data.order_id}  → ${coloured}  ${outcome.durationMs} ms${note}`);
+    output.out(`${style.dim(clock())}  ${`#${event.sequence}`.padEnd(6)}  ${event.type.padEnd(27)}  ${event.data.order_id}  → ${coloured}  ${outcome.durationMs} ms${note}`);
   };
 
   /** Delivers one event with retries; throws InterruptedError when stopped before it settled. */

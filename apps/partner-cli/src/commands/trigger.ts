@@ -90,15 +90,15 @@ export async function trigger(api: Api, scenario: string, options: TriggerOption
     return 0;
   }
   const { style } = output;
-  for (const line of fields(style, [
+  const pairs: [string, string][] = [
     ['order', `${style.bold(report.order_id)}${report.created ? style.dim(`  (created from the ${fixture} fixture)`) : ''}`],
     ['external_order_id', report.external_order_id],
     ['scenario', `${report.scenario}: ${report.steps_applied} step${report.steps_applied === 1 ? '' : 's'} applied, ${report.steps_completed} done, ${report.steps_remaining} to go`],
-  ])) {
-    output.out(line);
-  }
-  output.out(`${style.dim('events')}  ${report.events.length} emitted, in stream order:`);
-  for (const type of report.events) output.out(`  ${type}`);
-  output.out(`${style.dim('final')}   ${style.bold(`${report.lifecycle} / ${report.lifecycle_detail}`)}  next_action ${report.next_action}`);
+    ['final', `${style.bold(`${report.lifecycle} / ${report.lifecycle_detail}`)}, next_action ${report.next_action}`],
+    ['events', `${report.events.length} emitted, in stream order:`],
+  ];
+  for (const line of fields(style, pairs)) output.out(line);
+  const indent = ' '.repeat(Math.max(...pairs.map(([key]) => key.length)) + 2);
+  for (const type of report.events) output.out(`${indent}${type}`);
   return 0;
 }
