@@ -15,7 +15,7 @@ import {
   type RequestContext,
 } from '@lop/domain';
 import { accessLog } from './http/access-log';
-import { jsonBody, MAX_BODY_BYTES } from './http/body';
+import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
 import { partnerRest } from './http/partner-rest';
 import { publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
@@ -105,28 +105,9 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     sendError(res, new PartnerError('not_found', 'No such route.'), logger);
   });
   // Body-parser failures (malformed JSON, too large, wrong charset) and anything unexpected.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
-    sendError(res, bodyParserError(error) ?? error, logger);
+    sendError(res, bodyParserError(error, req) ?? error, logger);
   });
   return app;
-}
-
-function bodyParserError(error: unknown): PartnerError | null {
-  const type = (error as { type?: string }).type;
-  switch (type) {
-    case 'entity.parse.failed':
-      return new PartnerError('invalid_request', 'The request body is not valid JSON.', { details: [{ issue: 'malformed_json' }] });
-    case 'entity.not.object':
-      return new PartnerError('invalid_request', 'The request body must be a JSON object.', { details: [{ issue: 'not_an_object' }] });
-    case 'entity.too.deep':
-      return new PartnerError('invalid_request', 'The request body nests JSON too deeply.', { details: [{ issue: 'too_deeply_nested' }] });
-    case 'entity.too.large':
-      return new PartnerError('payload_too_large', 'The request body is too large (100 KB at most).');
-    case 'charset.unsupported':
-    case 'encoding.unsupported':
-      return new PartnerError('unsupported_media_type', 'Send the request body as UTF-8 JSON.');
-    default:
-      return null;
-  }
 }

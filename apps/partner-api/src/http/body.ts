@@ -1,11 +1,17 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { PartnerError } from '@lop/domain';
 
 export const MAX_BODY_BYTES = 100 * 1024;
 
-/** JSON object bodies only, at most 100 KB and 32 levels deep; an empty body counts as `{}` so body-less POST/PUT calls work. */
+/**
+ * JSON object bodies only, at most 100 KB (after decompression) and 32 levels deep; an empty body
+ * counts as `{}` so body-less POST/PUT calls work. Self-contained: every refusal reaches `next` as
+ * a PartnerError, so whichever door mounts it answers with the partner's code and details.
+ */
 export function jsonBody() {
   const parse = express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' });
-  return (req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, nextWithRaw: NextFunction) => {
+    const next = (error?: unknown) => (error === undefined ? nextWithRaw() : nextWithRaw(bodyParserError(error, req) ?? error));
     // A declared length over the limit is refused at once; the connection closes rather than
     // reading (and discarding) whatever the client still means to send.
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
@@ -42,4 +48,36 @@ export function nestingExceeds(value: unknown, maxDepth: number): boolean {
     for (const child of Object.values(current)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return false;
+}
+
+/**
+ * The partner's answer to a body the parser refused (malformed JSON, too large, too deep, not an
+ * object, an unsupported charset or encoding, or a body not valid for its Content-Encoding), or
+ * null for anything else.
+ */
+export function bodyParserError(error: unknown, req?: Pick<Request, 'headers'>): PartnerError | null {
+  if (error instanceof PartnerError) return error;
+  const { type, status } = error as { type?: string; status?: number };
+  switch (type) {
+    case 'entity.parse.failed':
+      return new PartnerError('invalid_request', 'The request body is not valid JSON.', { details: [{ issue: 'malformed_json' }] });
+    case 'entity.not.object':
+      return new PartnerError('invalid_request', 'The request body must be a JSON object.', { details: [{ issue: 'not_an_object' }] });
+    case 'entity.too.deep':
+      return new PartnerError('invalid_request', 'The request body nests JSON too deeply.', { details: [{ issue: 'too_deeply_nested' }] });
+    case 'entity.too.large':
+      return new PartnerError('payload_too_large', 'The request body is too large (100 KB at most).');
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new PartnerError('unsupported_media_type', 'Send the request body as UTF-8 JSON.');
+  }
+  // The decompressor's own failure (gzip, deflate or br that is not valid for it) reaches here as an
+  // untyped 400; body-parser reads nothing else from a decompression stream.
+  const encoding = String(req?.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (type === undefined && status === 400 && encoding !== 'identity') {
+    return new PartnerError('invalid_request', 'The request body is not valid for its Content-Encoding.', {
+      details: [{ field: 'Content-Encoding', issue: 'invalid_encoding', message: `The body could not be decoded as ${encoding}.` }],
+    });
+  }
+  return null;
 }
