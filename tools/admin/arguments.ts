@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { ENVIRONMENTS, parseScopeList, type Scope } from '@lop/domain';
+import { ENVIRONMENTS, hasRefusedCharacter, parseScopeList, type Scope } from '@lop/domain';
 import { parseDuration } from './duration';
 
 // Commander reports an InvalidArgumentError as a usage error naming the option: exit code 2.
@@ -34,6 +34,8 @@ export function nameArgument(text: string): string {
   const name = text.trim();
   if (name.length === 0) throw new InvalidArgumentError('the name is empty.');
   if (name.length > MAX_NAME_LENGTH) throw new InvalidArgumentError(`the name is longer than ${MAX_NAME_LENGTH} characters.`);
+  // The same rule as partner text: a name is one line, without control characters.
+  if (hasRefusedCharacter(name)) throw new InvalidArgumentError('the name contains a control character.');
   return name;
 }
 

@@ -36,16 +36,18 @@ describe('admin clients', () => {
     expect(run.stdout.trim()).toBe('No API clients.');
   });
 
-  it('refuses a malformed laboratory id, an empty or missing name as usage errors, and an unknown laboratory as a failure', async () => {
+  it('refuses a malformed laboratory id, an empty, missing or control-character name as usage errors, and an unknown laboratory as a failure', async () => {
     const unknown = randomUUID();
-    const [malformed, empty, missing, absent] = await Promise.all([
+    const [malformed, empty, missing, absent, control] = await Promise.all([
       admin('clients', 'create', '--laboratory', 'lab-1', '--name', 'Acme'),
       admin('clients', 'create', '--laboratory', laboratoryId, '--name', '  '),
       admin('clients', 'create', '--laboratory', laboratoryId),
       admin('clients', 'create', '--laboratory', unknown, '--name', 'Acme', '--json'),
+      admin('clients', 'create', '--laboratory', laboratoryId, '--name', 'Acme\u001b[2J'),
     ]);
     expectUsageError(malformed, /--laboratory.*expected a uuid/);
     expectUsageError(empty, /--name.*empty/);
+    expectUsageError(control, /--name.*control character/);
     expectUsageError(missing, /required option '--name/);
     expectFailure(absent, new RegExp(`^error: no laboratory ${unknown}$`, 'm'));
   });
