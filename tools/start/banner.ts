@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { DatabaseLocation } from '@lop/db';
-import { OPENAPI_PATH, PARTNER_BASE_PATH, type DemoSeedResult } from '@lop/domain';
+import { OPENAPI_PATH, PARTNER_BASE_PATH, type BannerKeyStatus, type DemoBannerSeedResult } from '@lop/domain';
 
 /** The origin a person can paste into a browser: a wildcard listen address is reached over loopback. */
 function publicOrigin(apiUrl: string): string {
@@ -10,7 +10,15 @@ function publicOrigin(apiUrl: string): string {
 }
 
 /** What a newcomer needs to make the first call, printed once the service listens. */
-export function banner(input: { apiUrl: string; demo: DemoSeedResult; database: DatabaseLocation; dataDir: string; consoleBuilt: boolean }): string {
+/** How the key came to be, so nobody wonders whether yesterday's still works. */
+export function keyNote(status: BannerKeyStatus, file: string): string {
+  const where = relative(process.cwd(), file) || file;
+  if (status === 'reused') return `all scopes; the same key as last start, kept in ${where}`;
+  if (status === 'replaced') return `all scopes; NEW: the previous banner key is revoked (its copy in ${where} was missing, or a new one was asked for)`;
+  return `all scopes; kept in ${where}, the same on every start`;
+}
+
+export function banner(input: { apiUrl: string; demo: DemoBannerSeedResult; database: DatabaseLocation; dataDir: string; consoleBuilt: boolean }): string {
   const { demo } = input;
   const origin = publicOrigin(input.apiUrl);
   const apiBase = `${origin}${PARTNER_BASE_PATH}/v1`;
@@ -22,7 +30,7 @@ export function banner(input: { apiUrl: string; demo: DemoSeedResult; database: 
     ['Sandbox console', `${origin}/console${input.consoleBuilt ? '' : '  (not built yet)'}`],
     ['Laboratory', demo.laboratory_id],
     ['API client', demo.client_id],
-    ['Sandbox key', `${demo.sandbox_key}  (all scopes; a new one on every start)`],
+    ['Sandbox key', `${demo.sandbox_key}  (${keyNote(demo.sandbox_key_status, demo.sandbox_key_file)})`],
     ['Database', database],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

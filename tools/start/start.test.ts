@@ -1,11 +1,17 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 // Declares the `databaseUrl` the global setup provides.
 import type {} from '../../libs/db/src/testing/global-setup';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// Never the developer's data folder: start keeps the banner key there, for the database it used.
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'lop-start-test-'));
+afterAll(() => rmSync(DATA_DIR, { recursive: true, force: true }));
 
 interface Started {
   child: ChildProcessWithoutNullStreams;
@@ -18,7 +24,7 @@ interface Started {
 function start(env: Record<string, string>): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', 'tools/start/start.ts'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PARTNER_DATA_DIR: DATA_DIR, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
   });
   let stdout = '';
   let stderr = '';

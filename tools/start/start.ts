@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, seedDemo, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, seedDemoWithBannerKey, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
 import { ensureConsoleBuilt } from '@lop/sandbox-console';
@@ -40,7 +40,8 @@ async function main(): Promise<void> {
   try {
     await runMigrations(location.url);
     const seeding = connectDatabase(location.url, { max: 1, applicationName: 'demo-seed' });
-    const demo = await seedDemo(seeding.db).finally(() => seeding.close());
+    // The same sandbox key as last time, kept in the data folder (see seedDemoWithBannerKey).
+    const demo = await seedDemoWithBannerKey(seeding.db, { dataDir: config.PARTNER_DATA_DIR }).finally(() => seeding.close());
 
     // The console is built here when missing or older than its sources (about a second with vite).
     const consoleDir = await ensureConsoleBuilt({ log: (line) => logger.info(line) }).then(

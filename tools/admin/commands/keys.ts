@@ -49,6 +49,8 @@ export function registerKeys(program: Command): void {
             ['status', (k) => k.status],
             ['expires_at', (k) => k.expires_at ?? 'never'],
             ['scopes', (k) => (k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(','))],
+            // The service's own keys (the npm start banner key) say so; an administrator's show '-'.
+            ['purpose', (k) => k.purpose ?? '-'],
           ],
           'This client has no keys.',
         ),

@@ -38,6 +38,11 @@ export const apiKeys = pgTable(
     keyHash: text('key_hash').notNull(),
     displayPrefix: text('display_prefix').notNull(),
     scopes: text('scopes').array().notNull(),
+    /**
+     * Set only on keys the service manages itself (`demo_banner`: the sandbox key `npm start`
+     * prints), so rotating one never touches a key an administrator created (those have none).
+     */
+    purpose: text('purpose'),
     expiresAt: timestamp('expires_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
     createdAt: createdAt(),
@@ -46,5 +51,7 @@ export const apiKeys = pgTable(
     uniqueIndex('api_keys_key_hash_idx').on(t.keyHash),
     index('api_keys_client_idx').on(t.clientId),
     index('api_keys_active_idx').on(t.clientId, t.environment).where(sql`revoked_at is null`),
+    // At most one active key per purpose and client: two starts racing cannot leave two banner keys.
+    uniqueIndex('api_keys_purpose_active_idx').on(t.clientId, t.purpose).where(sql`purpose is not null and revoked_at is null`),
   ],
 );

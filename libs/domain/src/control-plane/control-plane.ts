@@ -1,5 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import { apiClients, apiKeys, laboratories, programGrants, programs, type Database } from '@lop/db';
+import { apiClients, apiKeys, laboratories, programGrants, programs, type Database, type Transaction } from '@lop/db';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
 import type { Environment, Scope } from '../auth/scopes';
 
@@ -18,7 +18,7 @@ export async function createClient(db: Database, laboratoryId: string, name: str
   return { client_id: client.id, laboratory_id: client.laboratoryId, name: client.name, status: client.status };
 }
 
-async function getClient(db: Database, clientId: string) {
+async function getClient(db: Database | Transaction, clientId: string) {
   const [client] = await db.select().from(apiClients).where(eq(apiClients.id, clientId));
   if (!client) throw new ControlPlaneError(`no API client ${clientId}`);
   return client;
@@ -50,8 +50,11 @@ export async function grantPrograms(db: Database, input: { clientId: string; env
   return { client_id: client.id, environment: input.environment, granted: candidates.map((p) => ({ program_id: p.id, name: p.name })) };
 }
 
-/** Creates a key; its text is returned here once and never stored. */
-export async function createKey(db: Database, input: { clientId: string; environment: Environment; scopes: Scope[]; expiresAt?: Date }) {
+/**
+ * Creates a key; its text is returned here once and never stored. `purpose` marks a key the
+ * service manages itself (see demo-seed.ts); administrators' keys have none.
+ */
+export async function createKey(db: Database | Transaction, input: { clientId: string; environment: Environment; scopes: Scope[]; expiresAt?: Date; purpose?: string }) {
   const client = await getClient(db, input.clientId);
   const key = generateApiKey(input.environment);
   const [row] = await db
@@ -63,6 +66,7 @@ export async function createKey(db: Database, input: { clientId: string; environ
       keyHash: hashApiKey(key),
       displayPrefix: displayPrefix(key),
       scopes: input.scopes,
+      purpose: input.purpose ?? null,
       expiresAt: input.expiresAt ?? null,
     })
     .returning();
@@ -78,6 +82,7 @@ export async function listKeys(db: Database, clientId: string) {
     prefix: k.displayPrefix,
     environment: k.environment,
     scopes: k.scopes,
+    purpose: k.purpose,
     status: k.revokedAt ? 'revoked' : k.expiresAt && k.expiresAt <= now ? 'expired' : 'active',
     created_at: k.createdAt.toISOString(),
     expires_at: k.expiresAt?.toISOString() ?? null,

@@ -1,5 +1,9 @@
-import { createHash } from 'node:crypto';
-import { aoeQuestions, apiClients, catalogItems, laboratories, locations, programs, requirementProfiles, type Database } from '@lop/db';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { aoeQuestions, apiClients, apiKeys, catalogItems, laboratories, locations, programs, requirementProfiles, type Database } from '@lop/db';
+import { hashApiKey, keyEnvironment } from '../auth/api-key';
 import { SCOPES } from '../auth/scopes';
 import { createKey, grantPrograms } from './control-plane';
 
@@ -44,20 +48,23 @@ const LOCATIONS: { code: string; environment: Env; name: string; region: string;
   { code: 'NY-01', environment: 'production', name: 'Midtown Manhattan Patient Service Center', region: 'US-NY', city: 'New York', country: 'US', timezone: 'America/New_York', methods: ['in_person_draw'], appointment: true, walkIn: true, status: 'active' },
 ];
 
-export interface DemoSeedResult {
+export interface DemoTenant {
   laboratory_id: string;
   client_id: string;
+  programs: { program_id: string; name: string; environment: Env }[];
+}
+
+export interface DemoSeedResult extends DemoTenant {
   sandbox_key: string;
   sandbox_key_id: string;
-  programs: { program_id: string; name: string; environment: Env }[];
 }
 
 /**
  * A demo laboratory with sandbox and production programs, a realistic catalog, locations in
- * several regions and countries, and requirements exercising every facet. Idempotent: rows are
- * found by stable ids; only the sandbox key is new on each run (key text cannot be recovered).
+ * several regions and countries, and requirements exercising every facet, and the demo client
+ * granted every program. Idempotent: rows are found by stable ids. Issues no key.
  */
-export async function seedDemo(db: Database): Promise<DemoSeedResult> {
+export async function seedDemoTenant(db: Database): Promise<DemoTenant> {
   await db.transaction(async (tx) => {
     await tx
       .insert(laboratories)
@@ -176,13 +183,110 @@ export async function seedDemo(db: Database): Promise<DemoSeedResult> {
 
   await grantPrograms(db, { clientId: CLIENT, environment: 'sandbox', all: true });
   await grantPrograms(db, { clientId: CLIENT, environment: 'production', all: true });
-  const key = await createKey(db, { clientId: CLIENT, environment: 'sandbox', scopes: [...SCOPES] });
   const seeded = await db.select({ id: programs.id, name: programs.name, environment: programs.environment }).from(programs);
   return {
     laboratory_id: LAB,
     client_id: CLIENT,
-    sandbox_key: key.key,
-    sandbox_key_id: key.key_id,
     programs: seeded.filter((p) => PROGRAMS.some((d) => demoId(`program:${d.key}`) === p.id)).map((p) => ({ program_id: p.id, name: p.name, environment: p.environment })),
   };
+}
+
+/**
+ * The demo tenant and a new, ordinary all-scope sandbox key for the demo client on every call:
+ * for tests and benchmarks, which each want a key of their own in their own database. What a
+ * person runs (`npm start`, `admin seed-demo`) uses seedDemoWithBannerKey instead.
+ */
+export async function seedDemo(db: Database): Promise<DemoSeedResult> {
+  const tenant = await seedDemoTenant(db);
+  const key = await createKey(db, { clientId: CLIENT, environment: 'sandbox', scopes: [...SCOPES] });
+  return { ...tenant, sandbox_key: key.key, sandbox_key_id: key.key_id };
+}
+
+/** `api_keys.purpose` of the sandbox key `npm start` prints; no other key is ever rotated by it. */
+export const BANNER_KEY_PURPOSE = 'demo_banner';
+
+/** Where the banner key's text is kept, in the data folder (PARTNER_DATA_DIR), mode 0600. */
+export const bannerKeyFile = (dataDir: string) => join(dataDir, 'sandbox-key');
+
+/**
+ * `reused`: the key kept in the data folder, still active. `created`: there was no active banner
+ * key. `replaced`: the active one was revoked, because its text was lost (another data folder,
+ * DATABASE_URL pointing elsewhere) or a new one was asked for.
+ */
+export type BannerKeyStatus = 'reused' | 'created' | 'replaced';
+
+export interface DemoBannerSeedResult extends DemoSeedResult {
+  sandbox_key_status: BannerKeyStatus;
+  sandbox_key_file: string;
+}
+
+/**
+ * The demo tenant and its banner key: at most one active at a time, and the same one from start
+ * to start, because a developer pastes it into code, a Postman environment or the console and
+ * expects it to keep working (a fresh key per start broke all of those and left every earlier one
+ * valid). Only its hash is in the database, so its text is kept in the data folder, mode 0600.
+ * `newKey` revokes the current banner key and issues another (a leaked key). Keys an administrator
+ * created for the demo client have no purpose and are never touched.
+ */
+export async function seedDemoWithBannerKey(db: Database, options: { dataDir: string; newKey?: boolean }): Promise<DemoBannerSeedResult> {
+  const tenant = await seedDemoTenant(db);
+  const file = bannerKeyFile(options.dataDir);
+  const key = await db.transaction(async (tx) => {
+    // Every start and seed-demo against this database queues here: one decides, the next reuses.
+    await tx.select({ id: apiClients.id }).from(apiClients).where(eq(apiClients.id, CLIENT)).for('update');
+    const active = await tx
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.clientId, CLIENT), eq(apiKeys.purpose, BANNER_KEY_PURPOSE), isNull(apiKeys.revokedAt)));
+    const stored = options.newKey ? null : readKeptKey(file);
+    const kept = stored === null ? undefined : active.find((k) => k.keyHash === hashApiKey(stored));
+    if (stored !== null && kept) {
+      // A key kept from an older version lacks scopes added since; the banner promises all.
+      if (kept.scopes.length !== SCOPES.length || SCOPES.some((scope) => !kept.scopes.includes(scope))) {
+        await tx.update(apiKeys).set({ scopes: [...SCOPES] }).where(eq(apiKeys.id, kept.id));
+      }
+      return { key: stored, key_id: kept.id, status: 'reused' as const };
+    }
+    if (active.length > 0) await tx.update(apiKeys).set({ revokedAt: new Date() }).where(inArray(apiKeys.id, active.map((k) => k.id)));
+    const created = await createKey(tx, { clientId: CLIENT, environment: 'sandbox', scopes: [...SCOPES], purpose: BANNER_KEY_PURPOSE });
+    // Written before commit: if writing fails nothing changes; if the commit fails, the next start
+    // finds no matching key and replaces it.
+    keepKey(file, created.key);
+    return { key: created.key, key_id: created.key_id, status: active.length > 0 ? ('replaced' as const) : ('created' as const) };
+  });
+  return { ...tenant, sandbox_key: key.key, sandbox_key_id: key.key_id, sandbox_key_status: key.status, sandbox_key_file: file };
+}
+
+/** The kept key text, or null when there is none usable; a file others could read is tightened first. */
+function readKeptKey(file: string): string | null {
+  let stat;
+  try {
+    stat = lstatSync(file);
+  } catch {
+    return null;
+  }
+  // A symbolic link or anything but a plain file is not ours to read; it is replaced on write.
+  if (!stat.isFile()) return null;
+  if ((stat.mode & 0o077) !== 0) chmodSync(file, 0o600);
+  const text = readFileSync(file, 'utf8').trim();
+  return keyEnvironment(text) === 'sandbox' ? text : null;
+}
+
+/** Created 0600 (a umask can only narrow that) under a temporary name and renamed over the old file: never readable by others, never half-written. */
+function keepKey(file: string, key: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeSync(fd, `${key}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
 }

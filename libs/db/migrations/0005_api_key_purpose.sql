@@ -1,0 +1,2 @@
+ALTER TABLE "api_keys" ADD COLUMN "purpose" text;--> statement-breakpoint
+CREATE UNIQUE INDEX "api_keys_purpose_active_idx" ON "api_keys" USING btree ("client_id","purpose") WHERE purpose is not null and revoked_at is null;
