@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from './program';
-import { freePort, lop, REPO_ROOT, startService, type TestService } from './testing/harness';
+import { rawArrayElements } from './raw-json';
+import { freePort, lop, REPO_ROOT, startLop, startService, type TestService } from './testing/harness';
 
 /** The readers, lop trigger, errors and exit codes, against the real API. */
 
@@ -114,6 +115,21 @@ describe('the readers: a table by default, --json that parses to what the API re
     const fromStart = JSON.parse((await lop(service, ['events', 'tail', '--json', '-n', '2', '--from-cursor', (await service.get('/v1/events?limit=1')).body.data.next_cursor])).stdout);
     expect(fromStart.events).toEqual(everything.events.slice(1, 3));
     expect(fromStart.has_more).toBe(true);
+  });
+
+  it('events tail --follow --json prints each new event on its own line exactly as the stream returned it, and the cursor on Ctrl-C', async () => {
+    const tail = startLop(service, ['events', 'tail', '--follow', '--json', '-n', '1', '--interval', '100']);
+    await tail.line(() => true);
+    const before = (await service.get('/v1/events?limit=500')).body.data.next_cursor;
+    const triggered = await lop(service, ['trigger', 'happy_path', '--steps', '1', '--json']);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const page = await service.get(`/v1/events?cursor=${before}`);
+    const raws = rawArrayElements(page.text, ['data', 'events']);
+    await tail.line((l) => l === raws.at(-1));
+    const stopped = await tail.interrupt();
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout.split('\n').filter(Boolean).slice(-raws.length)).toEqual(raws);
+    expect(stopped.stderr).toBe(`cursor: ${page.body.data.next_cursor}\n`);
   });
 
   it('the tables name what matters: the lifecycle, the version lineage, the event types', async () => {

@@ -177,6 +177,30 @@ describe('lop listen forwards the stream to a local handler as signed deliveries
     }
   });
 
+  it('--events forwards only the types asked for; the others are passed over and counted, and the cursor still moves past them', async () => {
+    const before = JSON.parse((await lop(service, ['events', 'tail', '--json', '-n', '1'])).stdout).next_cursor as string;
+    const triggered = await lop(service, ['trigger', 'corrected_result', '--json']);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const stream = await streamAfter(before);
+    const events = stream.raws.map((raw) => JSON.parse(raw));
+    const wanted = events.filter((e) => e.type === 'result.final' || e.type === 'result.corrected');
+    expect(wanted.map((e) => e.type)).toEqual(['result.final', 'result.corrected']);
+
+    const receiver = await startReceiver();
+    try {
+      const listener = startLop(service, ['listen', '--forward-to', receiver.url, '--from-cursor', before, '--events', 'result.final,result.corrected', '--interval', '100', '--json']);
+      await listener.line((l) => l.includes(wanted[1].event_id) && l.includes('"outcome":"delivered"'));
+      const run = await listener.interrupt();
+      expect(run.code, run.stderr).toBe(0);
+      expect(receiver.requests.map((r) => r.rawBody)).toEqual(wanted.map((e) => stream.raws[events.indexOf(e)]));
+      const lines = jsonLines(run.stdout);
+      expect(lines[0]).toMatchObject({ kind: 'ready', events: ['result.final', 'result.corrected'] });
+      expect(lines.at(-1)).toMatchObject({ kind: 'stopped', delivered: 2, failed: 0, not_matching: events.length - 2, cursor: stream.nextCursor });
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('a production key is refused unless --allow-production, and lop trigger never creates an order with one', async () => {
     const receiver = await startReceiver();
     try {
