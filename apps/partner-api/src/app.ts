@@ -25,7 +25,7 @@ import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT'>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS'>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -53,6 +53,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     authorization: req.headers.authorization,
     headers: req.headers,
     protector,
+    idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
     response: { headers: {} },
   });
 

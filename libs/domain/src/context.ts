@@ -22,6 +22,11 @@ export interface RequestContext {
    * `rate_limited`. The transport provides it (it owns the RateLimit-* headers); the core decides when.
    */
   spendRateLimit(policy: RateLimitPolicy, subject: string): Promise<void>;
+  /**
+   * How long an order creation whose Idempotency-Key is in flight with the same body waits for
+   * it (PARTNER_IDEMPOTENCY_WAIT_SECONDS); the domain's default when absent.
+   */
+  idempotencyWaitSeconds?: number;
   /** Status and headers a procedure asks the transport to send (e.g. 201, Retry-After). */
   response: { status?: number; headers: Record<string, string> };
 }

@@ -19,8 +19,8 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     tenant = await buildTenant(f);
     client = ordersClient(api, await tenant.key());
     subject = await client.subject();
-    // The client's sandbox stream exists from here on (its counter row is what one test locks).
-    expectSuccess(await client.create(body()), 201);
+    // A client with history: its sandbox stream and earlier orders exist (the counter row is what some tests lock).
+    for (let i = 0; i < 20; i++) expectSuccess(await client.create(body()), 201);
   });
   afterAll(async () => {
     await api?.close();
@@ -113,13 +113,11 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     expectReplayOf(await client.create(request, { idempotencyKey }), original);
   });
 
-  it('same key while the first request is still running → 409 idempotency_key_in_flight; the first then completes once', async () => {
-    const idempotencyKey = unique('idem');
-    const request = body();
-    const before = await orderCount();
-
-    // Hold the client's event-stream counter row: the first request claims its key, inserts its
-    // order and then waits inside its transaction, genuinely in flight.
+  /**
+   * Holds the client's event-stream counter row: a create claims its key, inserts its order and
+   * then waits inside its transaction, genuinely in flight, until `release()`.
+   */
+  async function holdStream() {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked!: (pid: number) => void;
@@ -130,36 +128,134 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
       locked(pid);
       await released;
     });
-    let first: Promise<TestResponse> | undefined;
-    try {
-      const pid = await holderPid;
-      first = client.create(request, { idempotencyKey });
-      // The first request is blocked on our lock, mid-transaction.
-      await expect
-        .poll(async () => (await sql`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`)[0].n, { timeout: 5_000, interval: 20 })
-        .toBe(1);
-      expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'in_flight', leased: true });
+    const pid = await holderPid;
+    return {
+      /** Resolves once `count` sessions wait on the held row. */
+      blocking: (count = 1) =>
+        expect
+          .poll(async () => (await sql`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`)[0].n, { timeout: 5_000, interval: 20 })
+          .toBe(count),
+      release: async () => {
+        release();
+        await holder;
+      },
+    };
+  }
 
-      expectConflict(await client.create(request, { idempotencyKey }), 'idempotency_key_in_flight');
-      expectConflict(await client.create(body(), { idempotencyKey }), 'idempotency_key_in_flight');
+  const settledWithin = async (promise: Promise<unknown>, ms: number) =>
+    Promise.race([promise.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ms))]);
+
+  it('same key and same body while the first request is still running → waits for it, then 201 with its order and Idempotent-Replayed: true', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const before = await orderCount();
+    const stream = await holdStream();
+    let first: Promise<TestResponse> | undefined;
+    let second: Promise<TestResponse> | undefined;
+    try {
+      first = client.create(request, { idempotencyKey });
+      await stream.blocking();
+      expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'in_flight', leased: true });
+      second = client.create(request, { idempotencyKey });
+      // Still waiting (not answered 409) while the first is held; and it holds no row lock of its own.
+      expect(await settledWithin(second, 400)).toBe(false);
+      await stream.blocking(1);
     } finally {
-      release();
-      await holder;
+      await stream.release();
     }
     const original = await first!;
     expectSuccess(original, 201);
     expect(original.headers.get('idempotent-replayed')).toBeNull();
+    expectReplayOf(await second!, original);
     expect(await orderCount()).toBe(before + 1);
     expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'completed' });
-    expectReplayOf(await client.create(request, { idempotencyKey }), original);
   });
 
-  it('a key held by a live lease (locked_until in the future) → 409 idempotency_key_in_flight', async () => {
+  it('same key with a different body while the first request is still running → 409 idempotency_key_in_flight at once, with Retry-After', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const stream = await holdStream();
+    let first: Promise<TestResponse> | undefined;
+    try {
+      first = client.create(request, { idempotencyKey });
+      await stream.blocking();
+      const started = Date.now();
+      const different = await client.create(body(), { idempotencyKey });
+      expectConflict(different, 'idempotency_key_in_flight');
+      expect(Number(different.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      await stream.release();
+    }
+    const original = await first!;
+    expectSuccess(original, 201);
+    // Once the first has produced its order, the different body is a reuse of the key.
+    expectConflict(await client.create(body(), { idempotencyKey }), 'idempotency_key_reused');
+  });
+
+  it('a wait that runs out (PARTNER_IDEMPOTENCY_WAIT_SECONDS) → 409 idempotency_key_in_flight with Retry-After; the first still completes once', async () => {
+    const impatient = await startTestApi({ ...NO_RATE_LIMIT, PARTNER_IDEMPOTENCY_WAIT_SECONDS: '0.3' });
+    try {
+      const idempotencyKey = unique('idem');
+      const request = body();
+      const before = await orderCount();
+      const stream = await holdStream();
+      let first: Promise<TestResponse> | undefined;
+      try {
+        first = client.create(request, { idempotencyKey });
+        await stream.blocking();
+        const started = Date.now();
+        const timedOut = await ordersClient(impatient, client.key).create(request, { idempotencyKey });
+        const waited = Date.now() - started;
+        const error = expectConflict(timedOut, 'idempotency_key_in_flight');
+        expect(error.message).toMatch(/still being processed/);
+        expect(Number(timedOut.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(waited).toBeGreaterThanOrEqual(300);
+        expect(waited).toBeLessThan(2_000);
+      } finally {
+        await stream.release();
+      }
+      const original = await first!;
+      expectSuccess(original, 201);
+      expect(await orderCount()).toBe(before + 1);
+      expectReplayOf(await ordersClient(impatient, client.key).create(request, { idempotencyKey }), original);
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('a waiter finds the outcome in PostgreSQL when the first request runs on another replica (no in-process wake-up)', async () => {
+    // The request hash and response of a completed key with this body, then the same body held
+    // in flight under a second key as another process would hold it.
+    const request = body();
+    const done = unique('idem');
+    const original = await client.create(request, { idempotencyKey: done });
+    expectSuccess(original, 201);
+    const [{ request_hash: requestHash }] = await sql`select request_hash from idempotency_keys where client_id = ${tenant.clientId} and key = ${done}`;
+    const idempotencyKey = unique('idem');
+    await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
+              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, ${requestHash}, 'in_flight', now() + interval '1 minute')`;
+
+    const waiting = client.create(request, { idempotencyKey });
+    expect(await settledWithin(waiting, 500)).toBe(false);
+    await sql`update idempotency_keys k set state = 'completed', response_status = 201, response_data = done.response_data
+              from idempotency_keys done
+              where done.client_id = k.client_id and done.environment = k.environment and done.key = ${done}
+                and k.client_id = ${tenant.clientId} and k.key = ${idempotencyKey}`;
+    const started = Date.now();
+    expectReplayOf(await waiting, original);
+    // Found at the next read: reads back off to at most 200 ms apart.
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('a key held by a live lease with another body (locked_until in the future) → 409 idempotency_key_in_flight with Retry-After', async () => {
     const idempotencyKey = unique('idem');
     await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
               values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, 'another-process', 'in_flight', now() + interval '1 minute')`;
     const request = body();
-    expectConflict(await client.create(request, { idempotencyKey }), 'idempotency_key_in_flight');
+    const response = await client.create(request, { idempotencyKey });
+    expectConflict(response, 'idempotency_key_in_flight');
+    expect(response.headers.get('retry-after')).toBe('1');
     expect(await sql`select 1 from orders where external_order_id = ${request.external_order_id}`).toHaveLength(0);
   });
 
@@ -177,19 +273,93 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     expectReplayOf(await client.create(request, { idempotencyKey }), taken);
   });
 
-  it('50 concurrent identical requests → exactly one order and one event; every answer 201 (that order) or 409 in flight', async () => {
+  it.each([10, 50])('%i concurrent identical requests → exactly one order and one event; all 201, one original and the rest Idempotent-Replayed', async (n) => {
     const idempotencyKey = unique('idem');
     const request = body();
     const [orders, events] = [await orderCount(), await eventCount()];
-    const responses = await Promise.all(Array.from({ length: 50 }, () => client.create(request, { idempotencyKey })));
+    const started = performance.now();
+    const responses = await Promise.all(Array.from({ length: n }, () => client.create(request, { idempotencyKey })));
+    const elapsed = performance.now() - started;
 
-    const created = responses.filter((r) => r.status === 201);
-    const conflicts = responses.filter((r) => r.status !== 201);
-    for (const response of conflicts) expectConflict(response, 'idempotency_key_in_flight');
-    expect(created.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(created.map((r) => expectSuccess(r, 201).order_id)).size).toBe(1);
-    expect(created.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    for (const response of responses) expect(response.status, response.text).toBe(201);
+    expect(new Set(responses.map((r) => expectSuccess(r, 201).order_id)).size).toBe(1);
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(n - 1);
     expect([await orderCount(), await eventCount()]).toEqual([orders + 1, events + 1]);
+    console.log(`${n} concurrent identical POST /v1/orders: all answered in ${elapsed.toFixed(0)} ms`);
+  });
+
+  it('the console door (tRPC orders.create with the Idempotency-Key header): 10 concurrent identical calls → one order, one original and nine replays', async () => {
+    const idempotencyKey = unique('idem');
+    const request = body();
+    const before = await orderCount();
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => api.fetch('POST', '/api/trpc/orders.create', { json: request, headers: { authorization: `Bearer ${client.key}`, 'idempotency-key': idempotencyKey } })),
+    );
+    for (const response of responses) expect(response.status, response.text).toBe(200);
+    expect(new Set(responses.map((r) => r.body.result.data.data.order_id)).size).toBe(1);
+    expect(responses.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1);
+    expect(await orderCount()).toBe(before + 1);
+    // And the same key over REST replays that order.
+    const rest = await client.create(request, { idempotencyKey });
+    expect(expectSuccess(rest, 201).order_id).toBe(responses[0].body.result.data.data.order_id);
+    expect(rest.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('the console door: a different body while the first is in flight → 409 idempotency_key_in_flight with Retry-After', async () => {
+    const idempotencyKey = unique('idem');
+    const stream = await holdStream();
+    let first: Promise<TestResponse> | undefined;
+    try {
+      first = client.create(body(), { idempotencyKey });
+      await stream.blocking();
+      const response = await api.fetch('POST', '/api/trpc/orders.create', { json: body(), headers: { authorization: `Bearer ${client.key}`, 'idempotency-key': idempotencyKey } });
+      expect(response.status, response.text).toBe(409);
+      expect(response.body.error.data.partner.error.details[0].issue).toBe('idempotency_key_in_flight');
+      expect(response.headers.get('retry-after')).toBe('1');
+    } finally {
+      await stream.release();
+    }
+    expectSuccess(await first!, 201);
+  });
+
+  describe('a first attempt that created no order binds nothing (docs/idempotency.md)', () => {
+    it('422: the same key with a corrected body → 201 and a new order; from then on the key is bound to that body', async () => {
+      const idempotencyKey = unique('idem');
+      const refused = body({ external_subject_id: unique('unregistered') });
+      expectError(await client.create(refused, { idempotencyKey }), 422, 'not_orderable');
+      expect(await keyRow(idempotencyKey)).toBeUndefined();
+
+      const corrected = { ...refused, external_subject_id: subject };
+      const created = await client.create(corrected, { idempotencyKey });
+      expectSuccess(created, 201);
+      expect(created.headers.get('idempotent-replayed')).toBeNull();
+      // The key has produced an order: the spec's "key seen before" rows hold.
+      expectReplayOf(await client.create(corrected, { idempotencyKey }), created);
+      expectConflict(await client.create(refused, { idempotencyKey }), 'idempotency_key_reused');
+    });
+
+    it('422: the same key and the same body once the cause is fixed → 201 and the order (not a replay of the 422)', async () => {
+      const idempotencyKey = unique('idem');
+      const laterSubject = unique('subject');
+      const request = body({ external_subject_id: laterSubject });
+      expectError(await client.create(request, { idempotencyKey }), 422, 'not_orderable');
+      await client.subject(laterSubject);
+      const created = await client.create(request, { idempotencyKey });
+      expectSuccess(created, 201);
+      expect(created.headers.get('idempotent-replayed')).toBeNull();
+      expectReplayOf(await client.create(request, { idempotencyKey }), created);
+    });
+
+    it('10 concurrent identical requests that are not orderable → ten 422, no order, the key left free', async () => {
+      const idempotencyKey = unique('idem');
+      const request = body({ external_subject_id: unique('unregistered') });
+      const before = await orderCount();
+      const responses = await Promise.all(Array.from({ length: 10 }, () => client.create(request, { idempotencyKey })));
+      for (const response of responses) expectError(response, 422, 'not_orderable');
+      expect(await orderCount()).toBe(before);
+      expect(await keyRow(idempotencyKey)).toBeUndefined();
+    });
   });
 
   it('50 concurrent requests with different keys and one external_order_id → one order; the rest 409 duplicate_external_order_id', async () => {

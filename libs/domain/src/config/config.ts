@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { DEFAULT_IDEMPOTENCY_WAIT_SECONDS } from '../orders/idempotency';
 import { DataProtector, loadOrCreateMasterKey } from '../security/protector';
 
 /** The repository root; the embedded database keeps its data folder below it. */
@@ -38,6 +39,8 @@ const configSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes (openssl rand -base64 32)')
     .optional(),
+  // How long a create whose Idempotency-Key is in flight with the same body waits for it (0 = answer 409 at once).
+  PARTNER_IDEMPOTENCY_WAIT_SECONDS: z.coerce.number().min(0).max(30).default(DEFAULT_IDEMPOTENCY_WAIT_SECONDS),
   // Order creations allowed per API key per minute, shared by all replicas.
   PARTNER_CREATE_ORDER_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(120),
   // Internal Prometheus endpoints (GET /metrics), never on the partner port; 0 = off.
