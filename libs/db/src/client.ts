@@ -1,5 +1,6 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { queryDeadlines } from './query-timeouts';
 export type Database = PostgresJsDatabase;
 /** The executor inside `db.transaction(async (tx) => …)`. */
 export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
@@ -11,17 +12,49 @@ export interface DatabaseConnection {
   close(): Promise<void>;
 }
 
+/**
+ * Bounds for a pool that serves requests (the API's). Not for migrations, loaders or the admin
+ * tools, whose long statements are legitimate.
+ */
+export interface QueryTimeouts {
+  /** Server side (statement_timeout): PostgreSQL cancels a statement running longer. */
+  statementSeconds: number;
+  /** Server side (idle_in_transaction_session_timeout): a transaction left idle this long is ended with its session. */
+  idleInTransactionSeconds: number;
+  /**
+   * Client side, longer than the statement timeout: a query (or a transaction's BEGIN/COMMIT) not
+   * answered this long after it was dispatched, waiting for a connection included, fails with
+   * QUERY_TIMEOUT and the pool's silent connections are closed (see query-timeouts.ts). A stalled
+   * server never fires its own statement_timeout.
+   */
+  querySeconds: number;
+}
+
 export interface ConnectOptions {
   /** Pool size; API replicas keep it small because PostgreSQL connections are the scarce resource. */
   max?: number;
   applicationName?: string;
+  timeouts?: QueryTimeouts;
 }
 
 export function connectDatabase(url: string, options: ConnectOptions = {}): DatabaseConnection {
-  const sql = postgres(url, {
+  const timeouts = options.timeouts;
+  const deadlines = timeouts ? queryDeadlines(Math.round(timeouts.querySeconds * 1000)) : undefined;
+  const pool = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => undefined,
-    connection: { application_name: options.applicationName ?? 'partner-service' },
+    connection: {
+      application_name: options.applicationName ?? 'partner-service',
+      // Startup parameters, so they hold for every statement of every connection of this pool.
+      ...(timeouts
+        ? {
+            statement_timeout: Math.round(timeouts.statementSeconds * 1000),
+            idle_in_transaction_session_timeout: Math.round(timeouts.idleInTransactionSeconds * 1000),
+          }
+        : {}),
+    },
+    // Documented postgres.js option, missing from its type definitions.
+    ...(deadlines ? ({ socket: deadlines.socket } as object) : {}),
     // Fail fast when the server is unreachable so callers can answer 503 instead of hanging.
     connect_timeout: 5,
     // Between reconnection attempts while the server is unreachable. postgres.js's default grows to
@@ -29,8 +62,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     // recovery waited for the timer. Capped at 250 ms so queued queries fail fast and service resumes quickly.
     backoff: (attempt: number) => Math.min(0.02 * 2 ** attempt, 0.25),
   });
+  const sql = deadlines ? deadlines.guard(pool) : pool;
   // No relational schema: nothing uses db.query, and with one drizzle builds a query builder per
   // table for every transaction.
   const db = drizzle(sql);
-  return { sql, db, close: () => sql.end({ timeout: 5 }) };
+  return { sql, db, close: () => pool.end({ timeout: 5 }) };
 }
