@@ -10,6 +10,7 @@ import {
   metricsHandler,
   openDeliveryQueue,
   protectorFor,
+  queryTimeoutsOf,
   registerBacklogGauges,
   webhookSettings,
   type Config,
@@ -53,7 +54,11 @@ const listen = (server: Server, port: number, host: string) =>
 
 /** Starts the partner API on an already migrated database; with `metrics`, also its internal Prometheus endpoint. */
 export async function startPartnerApi(options: { config: Config; databaseUrl: string; logger: Logger; consoleDir?: string; metrics?: MetricsOptions }): Promise<RunningApi> {
-  const database = connectDatabase(options.databaseUrl, { max: options.config.PARTNER_DB_POOL_SIZE, applicationName: 'partner-api' });
+  const database = connectDatabase(options.databaseUrl, {
+    max: options.config.PARTNER_DB_POOL_SIZE,
+    applicationName: 'partner-api',
+    timeouts: queryTimeoutsOf(options.config),
+  });
   // Enqueue-only pg-boss (no workers here): webhook jobs are inserted in the transaction that writes the events.
   const webhookQueue = await openDeliveryQueue({
     databaseUrl: options.databaseUrl,

@@ -27,6 +27,10 @@ const configSchema = z.object({
   PARTNER_SANDBOX_BASE_URL: optionalUrl,
   PARTNER_PRODUCTION_BASE_URL: optionalUrl,
   PARTNER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
+  // Bounds of the API's queries (libs/db/src/query-timeouts.ts): a stalled database answers 503, never a hang.
+  PARTNER_DB_STATEMENT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
+  PARTNER_DB_QUERY_TIMEOUT_SECONDS: z.coerce.number().min(0.2).max(900).default(6),
+  PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
   PARTNER_WEBHOOKS_ALLOW_LOOPBACK: booleanText.default(false),
   // Webhook delivery (spec § Delivery and retry); shorter values exist for tests and local work.
   PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: retryDelaysText.prefault(DEFAULT_RETRY_DELAYS),
@@ -43,12 +47,28 @@ const configSchema = z.object({
   PARTNER_IDEMPOTENCY_WAIT_SECONDS: z.coerce.number().min(0).max(30).default(DEFAULT_IDEMPOTENCY_WAIT_SECONDS),
   // Order creations allowed per API key per minute, shared by all replicas.
   PARTNER_CREATE_ORDER_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(120),
+  // Retention (libs/domain/src/retention): the contract keeps idempotency keys at least 24 hours, so no setting may go below.
+  PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: z.coerce.number().min(24, 'must be at least 24 (idempotency keys are kept at least 24 hours)').max(8760).default(48),
+  PARTNER_WEBHOOK_RETENTION_DAYS: z.coerce.number().min(1).max(3650).default(30),
   // Internal Prometheus endpoints (GET /metrics), never on the partner port; 0 = off.
   PARTNER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   PARTNER_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+}).refine((config) => config.PARTNER_DB_QUERY_TIMEOUT_SECONDS > config.PARTNER_DB_STATEMENT_TIMEOUT_SECONDS, {
+  // Otherwise a merely slow statement would be cut off client-side and taken for a stalled server.
+  message: 'must be longer than PARTNER_DB_STATEMENT_TIMEOUT_SECONDS',
+  path: ['PARTNER_DB_QUERY_TIMEOUT_SECONDS'],
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The bounds of a request-serving pool (connectDatabase's `timeouts`). */
+export function queryTimeoutsOf(config: Pick<Config, 'PARTNER_DB_STATEMENT_TIMEOUT_SECONDS' | 'PARTNER_DB_QUERY_TIMEOUT_SECONDS' | 'PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS'>) {
+  return {
+    statementSeconds: config.PARTNER_DB_STATEMENT_TIMEOUT_SECONDS,
+    querySeconds: config.PARTNER_DB_QUERY_TIMEOUT_SECONDS,
+    idleInTransactionSeconds: config.PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS,
+  };
+}
 
 /** The data protector for this configuration (the embedded default keeps its key in the data folder). */
 export function protectorFor(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>): DataProtector {
