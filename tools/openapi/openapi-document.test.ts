@@ -74,11 +74,12 @@ describe('the OpenAPI document is complete enough for people and generators', ()
     }
   });
 
-  it('429 and 503 document Retry-After; every response documents X-Request-Id', () => {
+  it('429, 503 and the 409 of an Idempotency-Key operation document Retry-After; every response documents X-Request-Id', () => {
     for (const { route, operation } of operations) {
+      const idempotent = ((operation.parameters ?? []) as any[]).some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
       for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
         expect(response.headers?.['X-Request-Id'], `${route} ${status}`).toBeDefined();
-        if (status === '429' || status === '503') expect(response.headers['Retry-After'], `${route} ${status}`).toBeDefined();
+        if (status === '429' || status === '503' || (status === '409' && idempotent)) expect(response.headers['Retry-After'], `${route} ${status}`).toBeDefined();
       }
     }
   });

@@ -211,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Create an order
-         * @description Places a test order. Send a unique `Idempotency-Key` header (max 190 characters): repeating the same key with the same body returns the original 201 response with `Idempotent-Replayed: true`; the same key with a different body, or while the first request is still running, is 409. Personal data (patient, ordering_provider, aoe_answers, clinical_notes) is stored encrypted and never returned. 422 `not_orderable` lists every problem against the requirements profile. 429 means rate limited: honour `Retry-After`.
+         * @description Places a test order. Send a unique `Idempotency-Key` header (max 190 characters): repeating the same key with the same body returns the original 201 response with `Idempotent-Replayed: true`, and a repeat that arrives while the first request is still running waits for it (up to 10 s; then 409 `idempotency_key_in_flight` with `Retry-After`); the same key with a different body is 409. A request that fails creates no order and leaves its key free (see docs/idempotency.md). Personal data (patient, ordering_provider, aoe_answers, clinical_notes) is stored encrypted and never returned. 422 `not_orderable` lists every problem against the requirements profile. 429 means rate limited: honour `Retry-After`.
          *
          *     Required scope: `orders:write`.
          */
@@ -2033,6 +2033,7 @@ export interface operations {
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -116,6 +116,8 @@ export function polishDocument(document: Json): void {
       if (!response || response.$ref) continue;
       if (Number(status) >= 400) {
         if (Number(status) === 429) response.headers = { ...response.headers, ...rateLimitRefs };
+        // idempotency_key_in_flight: a different body while the first request runs, or a wait that ran out.
+        if (Number(status) === 409 && idempotent) response.headers = { ...response.headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
         continue;
       }
       response.headers = {
