@@ -19,10 +19,12 @@ import {
   ENUM_DOCUMENTATION,
   LIFECYCLE_DETAILS,
   PARTNER_BASE_PATH,
+  partnerCanCancel,
   partnerRouter,
   PROJECT_ROOT,
   SCOPES,
   TRANSITIONS,
+  type LifecycleDetail,
   type ProcedureMeta,
 } from '@lop/domain';
 
@@ -71,7 +73,7 @@ function errorsByEndpointTable(document: Json): string {
 function lifecycleTable(): string {
   return table(
     ['lifecycle_detail', 'lifecycle', 'next_action', 'partner can cancel'],
-    Object.entries(LIFECYCLE_DETAILS).map(([detail, r]) => [code(detail), code(r.lifecycle), code(r.next_action), r.cancellable ? 'yes' : 'no (409)']),
+    Object.entries(LIFECYCLE_DETAILS).map(([detail, r]) => [code(detail), code(r.lifecycle), code(r.next_action), partnerCanCancel(detail as LifecycleDetail) ? 'yes' : 'no (409)']),
   );
 }
 

@@ -94,17 +94,19 @@ describe('GET /v1/orders/{orderId}/exceptions: the canonical model, structural f
 
     const { data, text } = await getExceptions(orderId);
     expect(data.exceptions.map((e: any) => e.exception_id)).toEqual([delayed.exception.exception_id, failed.exception.exception_id]);
-    expect(data.action_required).toBe(true);
+    // Both are the laboratory's: a failed transmission is its to retry.
+    expect(data.action_required).toBe(false);
     expect(data.exceptions[1]).toMatchObject({
       category: 'transmission_failed',
-      owner_role: 'partner',
+      owner_role: 'laboratory',
+      retryable: true,
       entity_type: 'order',
       status: 'open',
       source: { exception_type: 'HL7_NAK_AE', domain: 'transmission', adapter_key: 'hl7v2-orm' },
     });
     expect(data.exceptions[0]).toMatchObject({ category: 'result_delayed', owner_role: 'laboratory', status: 'resolved' });
     for (const secret of ['TCP reset', '10.2.3.4', 'OPS-991', 'courier', 're-routing', 'J. Smith']) expect(text).not.toContain(secret);
-    expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'failed', lifecycle_detail: 'transmission_failed', next_action: 'resolve_exception' });
+    expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'pending', lifecycle_detail: 'transmission_failed', next_action: 'wait_for_laboratory' });
   });
 
   it('a rejected acknowledgement shows an order_rejected exception', async () => {

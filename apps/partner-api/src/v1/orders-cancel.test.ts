@@ -7,7 +7,7 @@ import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 import { driveOrderTo, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 
-/** DESIGN §5: every lifecycle_detail, and the four from which a partner may still cancel. */
+/** DESIGN §5: every lifecycle_detail, and those from which a partner may cancel (a failed order included: never a dead end). */
 const ALL_STATES: LifecycleDetail[] = [
   'received',
   'transmitted',
@@ -26,7 +26,7 @@ const ALL_STATES: LifecycleDetail[] = [
   'rejected_by_laboratory',
   'transmission_failed',
 ];
-const CANCELLABLE: LifecycleDetail[] = ['received', 'transmitted', 'accepted', 'awaiting_collection'];
+const CANCELLABLE: LifecycleDetail[] = ['received', 'transmitted', 'transmission_failed', 'accepted', 'awaiting_collection', 'rejected_by_laboratory'];
 
 describe('POST /v1/orders/{orderId}/cancel in every lifecycle state', () => {
   let api: TestApi;

@@ -99,7 +99,9 @@ describe('sandbox scenarios and POST /v1/sandbox/orders/{orderId}/simulate', () 
       expect(scenarios.get('specimen_rejected')!.step_details.map((d) => d.operation)).toEqual(expect.arrayContaining(['reject_specimen']));
       expect(scenarios.get('specimen_rejected')!.step_details.filter((d) => d.operation === 'collect')).toHaveLength(2);
       expect(scenarios.get('cancelled_by_laboratory')!.events.at(-1)).toBe('order.cancelled');
-      expect(scenarios.get('transmission_failure')!).toMatchObject({ ends_in: 'transmission_failed', events: expect.arrayContaining(['integration.action_required']) });
+      // The failure is the laboratory's to retry: the scenario shows the recovery, and never asks the partner to act.
+      expect(scenarios.get('transmission_failure')!).toMatchObject({ ends_in: 'accepted', step_names: ['transmit', 'fail_transmission', 'retransmit', 'acknowledge'] });
+      expect(scenarios.get('transmission_failure')!.events).not.toContain('integration.action_required');
       expect(scenarios.get('critical_result')!.events).toContain('result.critical');
       expect(scenarios.get('corrected_result')!.events).toEqual(expect.arrayContaining(['result.final', 'result.corrected']));
       expect(scenarios.get('partial_then_final')!.events).toEqual(expect.arrayContaining(['result.partial', 'result.final']));
@@ -199,6 +201,20 @@ describe('sandbox scenarios and POST /v1/sandbox/orders/{orderId}/simulate', () 
       expect(order.specimens[1].recollection_of).toBe(order.specimens[0].specimen_id);
       const exceptions = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/exceptions`, { key: client.key }));
       expect(exceptions).toMatchObject({ count: 1, action_required: false, exceptions: [{ category: 'specimen_rejected', status: 'resolved' }] });
+    });
+
+    it('transmission_failure, two steps: the order waits, pending, with a laboratory-owned retryable exception; the rest retransmits and resolves it', async () => {
+      const orderId = await placeOrder();
+      expectSuccess(await simulate(orderId, { scenario: 'transmission_failure', steps: 2 }));
+      expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'pending', lifecycle_detail: 'transmission_failed', next_action: 'wait_for_laboratory', transmission: { status: 'failed' } });
+      const exceptionsPath = `/v1/orders/${orderId}/exceptions`;
+      expect(expectSuccess(await api.call('GET', exceptionsPath, { key: client.key }))).toMatchObject({
+        action_required: false,
+        exceptions: [{ category: 'transmission_failed', status: 'open', owner_role: 'laboratory', retryable: true }],
+      });
+      expectSuccess(await simulate(orderId, { scenario: 'transmission_failure' }));
+      expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'active', lifecycle_detail: 'accepted', transmission: { status: 'sent', ack_status: 'accepted', attempt_no: 2 } });
+      expect(expectSuccess(await api.call('GET', exceptionsPath, { key: client.key }))).toMatchObject({ action_required: false, exceptions: [{ status: 'resolved' }] });
     });
 
     it('report_available: the released result has a synthetic PDF report behind a short-lived retrieval path', async () => {

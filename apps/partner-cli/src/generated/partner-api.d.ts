@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel an order
-         * @description Cancels while cancellation is still possible (before a specimen is collected): 200 with the cancelled order. Otherwise 409 `conflict` (issue `order_not_cancellable`) and the order is unchanged. No body is needed.
+         * @description Cancels while cancellation is still possible — before a specimen is collected, including while the laboratory retries a failed transmission — and closes an order the laboratory rejected: 200 with the cancelled order, whose open exceptions are resolved with it (the order.cancelled event then carries `action_required_code: none` if you had one to act on). Otherwise 409 `conflict` (issue `order_not_cancellable`) and the order is unchanged. No body is needed.
          *
          *     Required scope: `orders:cancel`.
          */
@@ -275,7 +275,7 @@ export interface paths {
         };
         /**
          * Read the exceptions of an order
-         * @description Canonical exceptions of the order, newest first — the same model the laboratory works with. `action_required` is true while an open exception is owned by the partner (each one also emitted `integration.action_required`). Only structural fields are returned: operator notes, evidence and resolution text are omitted, and no laboratory-native code is guessed. Orders of other clients or environments are 404.
+         * @description Canonical exceptions of the order, newest first — the same model the laboratory works with. `action_required` is true while an open exception is owned by the partner (each one also emitted `integration.action_required`; when that changes because one is resolved, an `order.updated` carries `action_required_code` — what is left, or `none`). Only structural fields are returned: operator notes, evidence and resolution text are omitted, and no laboratory-native code is guessed. Orders of other clients or environments are 404.
          *
          *     Required scope: `orders:read`.
          */
@@ -720,7 +720,7 @@ export interface components {
          * @description The precise state of an order. Each value fixes `lifecycle` and `next_action`.
          * @enum {string}
          */
-        LifecycleDetail: "received" | "transmitted" | "accepted" | "awaiting_collection" | "specimen_collected" | "in_transit" | "received_by_laboratory" | "in_testing" | "recollection_required" | "partial_results" | "final_results" | "corrected_results" | "cancelled_by_partner" | "cancelled_by_laboratory" | "rejected_by_laboratory" | "transmission_failed";
+        LifecycleDetail: "received" | "transmitted" | "transmission_failed" | "accepted" | "awaiting_collection" | "specimen_collected" | "in_transit" | "received_by_laboratory" | "in_testing" | "recollection_required" | "partial_results" | "final_results" | "corrected_results" | "cancelled_by_partner" | "cancelled_by_laboratory" | "rejected_by_laboratory";
         /**
          * @description State of the laboratory requisition for the order.
          * @enum {string}
@@ -964,6 +964,7 @@ export interface components {
             result_version?: number;
             result_provenance?: string;
             result_is_critical?: boolean;
+            /** @description On integration.action_required: the category of the exception to act on. On order.updated / order.cancelled: present when what you must act on changed — the category of the newest exception still yours, or `none`. */
             action_required_code?: string;
             /** @description Relative API paths to re-read the authoritative state. */
             links?: {

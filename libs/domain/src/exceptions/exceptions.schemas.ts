@@ -16,9 +16,13 @@ export type ExceptionSeverity = z.infer<typeof exceptionSeveritySchema>;
 export type ExceptionOwnerRole = z.infer<typeof exceptionOwnerRoleSchema>;
 export type ExceptionEntityType = z.infer<typeof exceptionEntityTypeSchema>;
 
-/** Each category with the defaults an exception of it is opened with. */
+/**
+ * Each category with the defaults an exception of it is opened with. `owner_role` says who can
+ * move it: a transmission failure is the laboratory's to retry (`lab transmit` again), so it is
+ * laboratory-owned — no partner endpoint could act on it.
+ */
 export const EXCEPTION_CATEGORIES = {
-  transmission_failed: { severity: 'error', owner_role: 'partner', entity_type: 'order', retryable: true, domain: 'transmission' },
+  transmission_failed: { severity: 'error', owner_role: 'laboratory', entity_type: 'order', retryable: true, domain: 'transmission' },
   order_rejected: { severity: 'error', owner_role: 'partner', entity_type: 'order', retryable: false, domain: 'transmission' },
   order_information_required: { severity: 'warning', owner_role: 'partner', entity_type: 'order', retryable: false, domain: 'order' },
   specimen_rejected: { severity: 'error', owner_role: 'partner', entity_type: 'specimen', retryable: true, domain: 'specimen' },

@@ -3,21 +3,19 @@ import { orderExceptions, orders, resultVersions, specimens, type Database, type
 import { appendEvents, type EventDraft } from '../events/append';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { exceptionRowsOf, type ExceptionRow } from '../exceptions/exceptions';
-import { orderPath } from '../orders/order-events';
+import { actionRequiredCode } from '../exceptions/resolution';
+import { actionRequiredData } from '../orders/order-events';
 import type { OrderRow } from '../orders/order-resource';
 import { orderEvent } from '../orders/state-change';
 import type { OpenExceptionInput } from './laboratory-operations.schemas';
 import { LaboratoryOperationError, operateOnOrder } from './operation';
 import { operatorException } from './operator-views';
 
-export const exceptionsPath = (orderId: string) => `${orderPath(orderId)}/exceptions`;
+export { exceptionsPath } from '../orders/order-events';
 
 /** integration.action_required: the partner must act; the category says on what. */
 export function actionRequiredEvent(order: OrderRow, category: ExceptionCategory, now: Date): EventDraft {
-  return orderEvent(order, 'integration.action_required', now, {
-    action_required_code: category,
-    links: { order: orderPath(order.id), exceptions: exceptionsPath(order.id) },
-  });
+  return orderEvent(order, 'integration.action_required', now, actionRequiredData(order.id, category));
 }
 
 type ExceptionSpec = Omit<OpenExceptionInput, 'order_id'>;
@@ -69,35 +67,30 @@ export async function openException(db: Database, input: OpenExceptionInput, now
   });
 }
 
-/** Resolves an open exception. The resolution text and notes stay with operators; no event (the order's state does not change). */
+/**
+ * Resolves an open exception. The resolution text and notes stay with operators. When that
+ * changes what the partner must act on, it emits order.updated with `action_required_code` (what
+ * is left, or `none`); resolving a laboratory-owned one, or one of two open of the same category,
+ * changes nothing a partner's event could show, so it emits nothing.
+ */
 export async function resolveException(db: Database, input: { exception_id: string; resolution_text: string; operator_notes?: string }, now = new Date()) {
   const [found] = await db.select({ orderId: orderExceptions.orderId }).from(orderExceptions).where(eq(orderExceptions.id, input.exception_id));
   if (!found) throw new LaboratoryOperationError('not_found', `no exception ${input.exception_id}`);
-  return operateOnOrder(db, found.orderId, async (tx) => {
+  return operateOnOrder(db, found.orderId, async (tx, order) => {
     const [row] = await tx.select().from(orderExceptions).where(eq(orderExceptions.id, input.exception_id)).for('update');
     if (row.status !== 'open') throw new LaboratoryOperationError('conflict', `exception ${row.id} is already ${row.status}`);
+    const before = await actionRequiredCode(tx, order.id);
     const [resolved] = await tx
       .update(orderExceptions)
       .set({ status: 'resolved', resolvedAt: now, resolutionText: input.resolution_text, operatorNotes: input.operator_notes ?? row.operatorNotes })
       .where(eq(orderExceptions.id, row.id))
       .returning();
+    const after = await actionRequiredCode(tx, order.id);
+    if (after !== before) {
+      await appendEvents(tx, { clientId: order.clientId, environment: order.environment }, [orderEvent(order, 'order.updated', now, actionRequiredData(order.id, after))]);
+    }
     return { exception: operatorException(resolved) };
   });
-}
-
-/** Closes the open specimen_rejected exceptions of a specimen once its replacement is collected. */
-export async function resolveSpecimenRejections(tx: Transaction, orderId: string, specimenId: string, now: Date): Promise<void> {
-  await tx
-    .update(orderExceptions)
-    .set({ status: 'resolved', resolvedAt: now, resolutionText: 'A replacement specimen was collected.' })
-    .where(
-      and(
-        eq(orderExceptions.orderId, orderId),
-        eq(orderExceptions.category, 'specimen_rejected'),
-        eq(orderExceptions.entityId, specimenId),
-        eq(orderExceptions.status, 'open'),
-      ),
-    );
 }
 
 /** Every exception of an order with its operator-only fields, newest first. */

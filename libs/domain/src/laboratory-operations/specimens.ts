@@ -6,7 +6,7 @@ import { nextState, type LifecycleDetail } from '../orders/lifecycle';
 import type { OrderRow, SpecimenRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';
 import { changeOrderState, orderEvent } from '../orders/state-change';
-import { insertException, resolveSpecimenRejections } from './exceptions';
+import { insertException } from './exceptions';
 import { laboratoryReference } from './identifiers';
 import { LaboratoryOperationError, operateOnOrder } from './operation';
 import { operatorException, operatorSpecimen } from './operator-views';
@@ -68,8 +68,16 @@ export async function collectSpecimen(
         createdAt: now,
       })
       .returning();
-    if (rejected) await resolveSpecimenRejections(tx, order.id, rejected.id, now);
-    await changeOrderState(tx, order, 'collect', { events: specimenEvent('collected', now) }, now);
+    await changeOrderState(
+      tx,
+      order,
+      'collect',
+      {
+        events: specimenEvent('collected', now),
+        settles: rejected ? { category: 'specimen_rejected', entityId: rejected.id, resolution: 'A replacement specimen was collected.' } : undefined,
+      },
+      now,
+    );
     return { specimen: operatorSpecimen(specimen) };
   });
 }

@@ -6,14 +6,20 @@ import { operateOnOrder } from './operation';
 import { operatorException } from './operator-views';
 import { issueRequisition } from './requisition';
 
-/** The order is sent to the laboratory system: one more attempt, awaiting acknowledgement. */
+/**
+ * The order is sent to the laboratory system: one more attempt, awaiting acknowledgement. After a
+ * failed transmission this is the laboratory's retry, which settles the transmission_failed exception.
+ */
 export async function transmitOrder(db: Database, input: { order_id: string }, now = new Date()) {
   return operateOnOrder(db, input.order_id, async (tx, order) => {
     await changeOrderState(
       tx,
       order,
       'transmit',
-      { patch: { transmissionStatus: 'sent', ackStatus: 'pending', transmissionAttemptNo: order.transmissionAttemptNo + 1, sentAt: now } },
+      {
+        patch: { transmissionStatus: 'sent', ackStatus: 'pending', transmissionAttemptNo: order.transmissionAttemptNo + 1, sentAt: now },
+        settles: { category: 'transmission_failed', resolution: 'The laboratory transmitted the order again.' },
+      },
       now,
     );
     return {};
@@ -42,7 +48,10 @@ export async function acknowledgeOrder(
   });
 }
 
-/** Transmission failed: the order fails with a `transmission_failed` exception the partner must act on. */
+/**
+ * Transmission failed: the order waits for the laboratory's retry with a laboratory-owned,
+ * retryable `transmission_failed` exception. The partner has nothing to do (it may still cancel).
+ */
 export async function failTransmission(
   db: Database,
   input: { order_id: string; reason?: string; source_exception_type?: string; source_adapter_key?: string },

@@ -1,6 +1,6 @@
 import { EVENT_TYPES } from '../events/events.schemas';
 import { EXCEPTION_CATEGORIES } from '../exceptions/exceptions.schemas';
-import { LIFECYCLE_DETAILS } from '../orders/lifecycle';
+import { LIFECYCLE_DETAILS, partnerCanCancel, type LifecycleDetail } from '../orders/lifecycle';
 
 /**
  * What each value of an enumeration means, written next to the document rather than into the
@@ -16,7 +16,7 @@ export interface EnumDocumentation {
 const lifecycleDetailValues = Object.fromEntries(
   Object.entries(LIFECYCLE_DETAILS).map(([detail, row]) => [
     detail,
-    `lifecycle \`${row.lifecycle}\`, next_action \`${row.next_action}\`; ${row.cancellable ? 'the partner can still cancel' : 'cancel answers 409'}.`,
+    `lifecycle \`${row.lifecycle}\`, next_action \`${row.next_action}\`; ${partnerCanCancel(detail as LifecycleDetail) ? 'the partner can cancel' : 'cancel answers 409'}.`,
   ]),
 );
 
@@ -29,8 +29,9 @@ const exceptionCategoryValues = Object.fromEntries(
 
 const EVENT_TYPE_MEANINGS: Record<(typeof EVENT_TYPES)[number], string> = {
   'order.created': 'An order was created.',
-  'order.updated': 'The lifecycle, lifecycle_detail or next_action of an order changed.',
-  'order.cancelled': 'An order was cancelled, by the partner or by the laboratory.',
+  'order.updated':
+    'The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing.',
+  'order.cancelled': 'An order was cancelled, by the partner or by the laboratory; its open exceptions are resolved with it.',
   'specimen.updated': 'A specimen was collected, shipped, received, accessioned or rejected.',
   'result.partial': 'A partial result version was released.',
   'result.final': 'A final result version was released; it belongs to the same lineage as earlier partial versions.',
@@ -48,12 +49,12 @@ export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
   Lifecycle: {
     description: 'The coarse state of an order; `lifecycle_detail` gives the precise one.',
     values: {
-      pending: 'Received, not yet accepted by the laboratory.',
+      pending: 'Received, not yet accepted by the laboratory (including while the laboratory retries a failed transmission).',
       active: 'Accepted; collection or testing is under way.',
       resulted: 'Partial results are released.',
       completed: 'Final (or corrected) results are released.',
       cancelled: 'Cancelled by the partner or the laboratory.',
-      failed: 'Rejected by the laboratory or not transmitted; an exception explains why.',
+      failed: 'Rejected by the laboratory; the order_rejected exception explains why. Cancel the order to close it.',
     },
   },
   NextAction: {
@@ -65,7 +66,7 @@ export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
       recollect_specimen: 'A specimen was rejected; a new one must be collected.',
       read_results: 'Released results are available.',
       none: 'The order is closed.',
-      resolve_exception: 'Read the order exceptions and act on them.',
+      resolve_exception: 'Read the order exceptions and act on them; a rejected order is closed by cancelling it.',
     },
   },
   LifecycleDetail: { description: 'The precise state of an order. Each value fixes `lifecycle` and `next_action`.', values: lifecycleDetailValues },

@@ -3,25 +3,29 @@ import { z } from 'zod';
 /**
  * The order lifecycle (DESIGN §5). `lifecycle_detail` is the state; lifecycle and next_action
  * follow from it. Every change — partner cancel, laboratory operations, sandbox simulation —
- * goes through TRANSITIONS below; anything not listed is refused.
+ * goes through TRANSITIONS below; anything not listed is refused. No state is a dead end: every
+ * state that is not closed (cancelled, or results released) has a way out — the laboratory
+ * moves it on, or the partner may cancel it.
  */
 export const LIFECYCLE_DETAILS = {
-  received: { lifecycle: 'pending', next_action: 'wait_for_laboratory', cancellable: true },
-  transmitted: { lifecycle: 'pending', next_action: 'wait_for_laboratory', cancellable: true },
-  accepted: { lifecycle: 'active', next_action: 'collect_specimen', cancellable: true },
-  awaiting_collection: { lifecycle: 'active', next_action: 'collect_specimen', cancellable: true },
-  specimen_collected: { lifecycle: 'active', next_action: 'wait_for_results', cancellable: false },
-  in_transit: { lifecycle: 'active', next_action: 'wait_for_results', cancellable: false },
-  received_by_laboratory: { lifecycle: 'active', next_action: 'wait_for_results', cancellable: false },
-  in_testing: { lifecycle: 'active', next_action: 'wait_for_results', cancellable: false },
-  recollection_required: { lifecycle: 'active', next_action: 'recollect_specimen', cancellable: false },
-  partial_results: { lifecycle: 'resulted', next_action: 'read_results', cancellable: false },
-  final_results: { lifecycle: 'completed', next_action: 'read_results', cancellable: false },
-  corrected_results: { lifecycle: 'completed', next_action: 'read_results', cancellable: false },
-  cancelled_by_partner: { lifecycle: 'cancelled', next_action: 'none', cancellable: false },
-  cancelled_by_laboratory: { lifecycle: 'cancelled', next_action: 'none', cancellable: false },
-  rejected_by_laboratory: { lifecycle: 'failed', next_action: 'resolve_exception', cancellable: false },
-  transmission_failed: { lifecycle: 'failed', next_action: 'resolve_exception', cancellable: false },
+  received: { lifecycle: 'pending', next_action: 'wait_for_laboratory' },
+  transmitted: { lifecycle: 'pending', next_action: 'wait_for_laboratory' },
+  // The laboratory's to retry (its exception is laboratory-owned and retryable); still not accepted.
+  transmission_failed: { lifecycle: 'pending', next_action: 'wait_for_laboratory' },
+  accepted: { lifecycle: 'active', next_action: 'collect_specimen' },
+  awaiting_collection: { lifecycle: 'active', next_action: 'collect_specimen' },
+  specimen_collected: { lifecycle: 'active', next_action: 'wait_for_results' },
+  in_transit: { lifecycle: 'active', next_action: 'wait_for_results' },
+  received_by_laboratory: { lifecycle: 'active', next_action: 'wait_for_results' },
+  in_testing: { lifecycle: 'active', next_action: 'wait_for_results' },
+  recollection_required: { lifecycle: 'active', next_action: 'recollect_specimen' },
+  partial_results: { lifecycle: 'resulted', next_action: 'read_results' },
+  final_results: { lifecycle: 'completed', next_action: 'read_results' },
+  corrected_results: { lifecycle: 'completed', next_action: 'read_results' },
+  cancelled_by_partner: { lifecycle: 'cancelled', next_action: 'none' },
+  cancelled_by_laboratory: { lifecycle: 'cancelled', next_action: 'none' },
+  // Final for this order: the partner reads why (order_rejected), and cancels it to close it.
+  rejected_by_laboratory: { lifecycle: 'failed', next_action: 'resolve_exception' },
 } as const;
 
 export type LifecycleDetail = keyof typeof LIFECYCLE_DETAILS;
@@ -42,7 +46,8 @@ export const ackStatusSchema = z.enum(['not_requested', 'pending', 'accepted', '
 
 /** Operations that move an order, with the states they may start from and the state they lead to. */
 export const TRANSITIONS = {
-  transmit: { from: ['received'], to: 'transmitted' },
+  // From transmission_failed this is the laboratory's retry; it resolves the transmission_failed exception.
+  transmit: { from: ['received', 'transmission_failed'], to: 'transmitted' },
   acknowledge_accepted: { from: ['transmitted'], to: 'accepted' },
   acknowledge_rejected: { from: ['transmitted'], to: 'rejected_by_laboratory' },
   fail_transmission: { from: ['received', 'transmitted'], to: 'transmission_failed' },
@@ -55,9 +60,22 @@ export const TRANSITIONS = {
   release_partial: { from: ['in_testing', 'partial_results'], to: 'partial_results' },
   release_final: { from: ['in_testing', 'partial_results'], to: 'final_results' },
   release_correction: { from: ['final_results', 'corrected_results'], to: 'corrected_results' },
-  cancel_by_partner: { from: ['received', 'transmitted', 'accepted', 'awaiting_collection'], to: 'cancelled_by_partner' },
+  // Cancelling closes the order and resolves its open exceptions (state-change.ts).
+  cancel_by_partner: { from: ['received', 'transmitted', 'transmission_failed', 'accepted', 'awaiting_collection', 'rejected_by_laboratory'], to: 'cancelled_by_partner' },
   cancel_by_laboratory: {
-    from: ['received', 'transmitted', 'accepted', 'awaiting_collection', 'specimen_collected', 'in_transit', 'received_by_laboratory', 'in_testing', 'recollection_required'],
+    from: [
+      'received',
+      'transmitted',
+      'transmission_failed',
+      'accepted',
+      'awaiting_collection',
+      'specimen_collected',
+      'in_transit',
+      'received_by_laboratory',
+      'in_testing',
+      'recollection_required',
+      'rejected_by_laboratory',
+    ],
     to: 'cancelled_by_laboratory',
   },
 } as const satisfies Record<string, { from: readonly LifecycleDetail[]; to: LifecycleDetail }>;
@@ -79,6 +97,23 @@ export function nextState(current: LifecycleDetail, transition: Transition): Lif
   const rule = TRANSITIONS[transition];
   if (!(rule.from as readonly LifecycleDetail[]).includes(current)) throw new IllegalTransitionError(transition, current);
   return rule.to;
+}
+
+/** Whether POST …/cancel succeeds from `detail`: read from the transition table, never kept twice. */
+export function partnerCanCancel(detail: LifecycleDetail): boolean {
+  return (TRANSITIONS.cancel_by_partner.from as readonly LifecycleDetail[]).includes(detail);
+}
+
+/**
+ * The order event a change of state implies. Events carry coarse state only (lifecycle and
+ * next_action; lifecycle_detail is not an allowed event field), so a change that leaves both as
+ * they were implies none: the partner would receive an event whose payload shows nothing new.
+ */
+export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail): 'order.updated' | 'order.cancelled' | null {
+  const before = LIFECYCLE_DETAILS[from];
+  const after = LIFECYCLE_DETAILS[to];
+  if (after.lifecycle === 'cancelled' && before.lifecycle !== 'cancelled') return 'order.cancelled';
+  return before.lifecycle !== after.lifecycle || before.next_action !== after.next_action ? 'order.updated' : null;
 }
 
 export function describeState(detail: LifecycleDetail): { lifecycle: Lifecycle; next_action: NextAction; lifecycle_detail: LifecycleDetail } {

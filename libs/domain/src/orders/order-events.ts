@@ -5,6 +5,15 @@ import { LIFECYCLE_DETAILS, type LifecycleDetail } from './lifecycle';
 type OrderRow = typeof orders.$inferSelect;
 
 export const orderPath = (orderId: string) => `/v1/orders/${orderId}`;
+export const exceptionsPath = (orderId: string) => `${orderPath(orderId)}/exceptions`;
+
+/**
+ * What an event says about the partner's open exceptions: `action_required_code` is the category
+ * to act on, or `none` once nothing is left; links lead to the authoritative list.
+ */
+export function actionRequiredData(orderId: string, code: string): Pick<EventData, 'action_required_code' | 'links'> {
+  return { action_required_code: code, links: { order: orderPath(orderId), exceptions: exceptionsPath(orderId) } };
+}
 
 /** The allow-listed identifiers and coarse state every order-related event carries. */
 export function orderEventData(order: OrderRow, extra: Partial<EventData> = {}): EventData {

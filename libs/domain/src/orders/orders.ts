@@ -173,7 +173,7 @@ export async function getOrder(db: Database, caller: Caller, orderId: string): P
   return toOrderResource(row.order, row.specimens.map(specimenFromJson));
 }
 
-/** Partner cancel: allowed until a specimen is collected; otherwise 409 and nothing changes. */
+/** Partner cancel: allowed where the transition table allows it (lifecycle.ts, cancel_by_partner); otherwise 409 and nothing changes. */
 export async function cancelOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
   return db.transaction(async (tx) => {
     const order = await lockOrder(tx, orderId, { clientId: caller.clientId, environment: caller.environment });

@@ -24,12 +24,23 @@ describe('scenario plans: derived from the steps through the transition table', 
     );
   });
 
-  it('a change of state is announced by order.updated, or order.cancelled for a cancellation, after the step’s own events', () => {
+  it('a change of lifecycle or next_action is announced by order.updated, or order.cancelled for a cancellation, after the step’s own events', () => {
     const cancelled = SCENARIOS.find((s) => s.scenario === 'cancelled_by_laboratory')!;
-    expect(cancelled.planned.map((p) => p.events)).toEqual([['order.updated'], ['order.updated'], ['order.updated'], ['order.cancelled']]);
+    // transmit and accept change only lifecycle_detail, which no event field shows: nothing is emitted.
+    expect(cancelled.planned.map((p) => p.events)).toEqual([[], ['order.updated'], [], ['order.cancelled']]);
     const critical = SCENARIOS.find((s) => s.scenario === 'critical_result')!;
     expect(critical.planned.at(-2)!.events).toEqual([]);
     expect(critical.planned.at(-1)!.events).toEqual(['result.final', 'result.critical', 'order.updated']);
+  });
+
+  it('transmission_failure shows the recovery: the laboratory retransmits and the order is accepted; nothing asks the partner to act', () => {
+    const failure = SCENARIOS.find((s) => s.scenario === 'transmission_failure')!;
+    expect(failure.planned.map((p) => [p.step.name, p.from, p.to, p.events])).toEqual([
+      ['transmit', 'received', 'transmitted', []],
+      ['fail_transmission', 'transmitted', 'transmission_failed', []],
+      ['retransmit', 'transmission_failed', 'transmitted', []],
+      ['acknowledge', 'transmitted', 'accepted', ['order.updated']],
+    ]);
   });
 
   it('step names are unique within a scenario, so a step can be named in messages', () => {

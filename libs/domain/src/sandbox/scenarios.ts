@@ -1,6 +1,6 @@
 import type { EventType } from '../events/events.schemas';
 import type { Scenario } from './sandbox.schemas';
-import { LIFECYCLE_DETAILS, nextState, type LifecycleDetail } from '../orders/lifecycle';
+import { nextState, orderEventFor, type LifecycleDetail } from '../orders/lifecycle';
 import { expectStep, type ModelState, type StepArgs, type StepOperation } from './step-operations';
 
 /**
@@ -103,10 +103,15 @@ export const SCENARIO_DEFINITIONS: ScenarioDefinition[] = [
   },
   {
     scenario: 'transmission_failure',
-    description: 'The order is sent but the laboratory system never acknowledges it: transmission fails and an exception asks the partner to act.',
+    description:
+      'The order is sent but the laboratory system never acknowledges it: the transmission fails and the laboratory owns a retryable transmission_failed exception while the order stays pending (nothing for the partner to do; it may cancel). The laboratory retransmits, which resolves the exception, and the system accepts the order. Walk it with `steps: 2` to see the failed state first.',
     steps: [
       TO_TESTING[0],
-      step('fail_transmission', 'fail_transmission', 'Transmission fails; a transmission_failed exception is opened.', { reason: 'No acknowledgement from the laboratory interface engine.' }),
+      step('fail_transmission', 'fail_transmission', 'Transmission fails; a laboratory-owned, retryable transmission_failed exception is opened.', {
+        reason: 'No acknowledgement from the laboratory interface engine.',
+      }),
+      step('transmit', 'retransmit', 'The laboratory transmits the order again; the transmission_failed exception is resolved.', none),
+      TO_TESTING[1],
     ],
   },
   {
@@ -155,10 +160,10 @@ export function planScenario(definition: ScenarioDefinition): ScenarioPlan {
     } catch (error) {
       throw new Error(`${where}: ${(error as Error).message}`);
     }
-    // changeOrderState's rule: a change of state is announced, as order.cancelled for a cancellation.
-    const lifecycleEvent: EventType[] = to === from ? [] : [LIFECYCLE_DETAILS[to].lifecycle === 'cancelled' ? 'order.cancelled' : 'order.updated'];
+    // changeOrderState's rule: a change of lifecycle or next_action is announced, as order.cancelled for a cancellation.
+    const lifecycleEvent = orderEventFor(from, to);
     state = { detail: to, recorded: expectation.recorded === undefined ? state.recorded : expectation.recorded };
-    return { step: s, from, to, events: [...expectation.events, ...lifecycleEvent] };
+    return { step: s, from, to, events: [...expectation.events, ...(lifecycleEvent ? [lifecycleEvent] : [])] };
   });
   return {
     ...definition,

@@ -1,6 +1,7 @@
 import { and, count, desc, eq } from 'drizzle-orm';
 import { catalogItems, resultVersions, type Database } from '@lop/db';
 import type { EventType } from '../events/events.schemas';
+import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { acceptOrder } from '../laboratory-operations/acceptance';
 import { cancelByLaboratory } from '../laboratory-operations/cancellation';
 import type { ReleaseAs } from '../laboratory-operations/laboratory-operations.schemas';
@@ -77,6 +78,9 @@ const RECORDABLE_FROM = new Set<LifecycleDetail>([...TRANSITIONS.release_partial
 
 const specimenStep = (transition: Transition): StepExpectation => ({ transition, events: ['specimen.updated'] });
 
+/** The event opening an exception of `category` emits: integration.action_required only when the partner owns it. */
+const opening = (category: ExceptionCategory): EventType[] => (EXCEPTION_CATEGORIES[category].owner_role === 'partner' ? ['integration.action_required'] : []);
+
 async function latestRecordedResult(db: Database, orderId: string): Promise<string> {
   const [row] = await db
     .select({ id: resultVersions.id })
@@ -95,11 +99,11 @@ export const STEP_OPERATIONS: { [K in StepOperation]: OperationDefinition<K> } =
   },
   acknowledge: {
     expect: (_state, args) =>
-      args.status === 'accepted' ? { transition: 'acknowledge_accepted', events: [] } : { transition: 'acknowledge_rejected', events: ['integration.action_required'] },
+      args.status === 'accepted' ? { transition: 'acknowledge_accepted', events: [] } : { transition: 'acknowledge_rejected', events: opening('order_rejected') },
     run: ({ db, order }, args) => acknowledgeOrder(db, { order_id: order.id, status: args.status, reason: args.reason }),
   },
   fail_transmission: {
-    expect: () => ({ transition: 'fail_transmission', events: ['integration.action_required'] }),
+    expect: () => ({ transition: 'fail_transmission', events: opening('transmission_failed') }),
     run: ({ db, order }, args) => failTransmission(db, { order_id: order.id, reason: args.reason, source_exception_type: 'interface_timeout', source_adapter_key: 'sandbox' }),
   },
   accept: {
@@ -123,7 +127,7 @@ export const STEP_OPERATIONS: { [K in StepOperation]: OperationDefinition<K> } =
     run: ({ db, order }) => accessionSpecimen(db, { order_id: order.id, source_system: 'sandbox_laboratory_simulator' }),
   },
   reject_specimen: {
-    expect: () => ({ transition: 'reject_specimen', events: ['specimen.updated', 'integration.action_required'] }),
+    expect: () => ({ transition: 'reject_specimen', events: ['specimen.updated', ...opening('specimen_rejected')] }),
     run: ({ db, order }, args) => rejectSpecimen(db, { order_id: order.id, reason: args.reason }),
   },
   record_result: {

@@ -11,7 +11,8 @@ export const cancelOrderMeta: ProcedureMeta = {
     path: '/v1/orders/{orderId}/cancel',
     tags: ['Orders'],
     summary: 'Cancel an order',
-    description: 'Cancels while cancellation is still possible (before a specimen is collected): 200 with the cancelled order. Otherwise 409 `conflict` (issue `order_not_cancellable`) and the order is unchanged. No body is needed.',
+    description:
+      'Cancels while cancellation is still possible — before a specimen is collected, including while the laboratory retries a failed transmission — and closes an order the laboratory rejected: 200 with the cancelled order, whose open exceptions are resolved with it (the order.cancelled event then carries `action_required_code: none` if you had one to act on). Otherwise 409 `conflict` (issue `order_not_cancellable`) and the order is unchanged. No body is needed.',
   },
 };
 export const cancelOrderInput = strictInput({ orderId: pathId('Order identifier.') });

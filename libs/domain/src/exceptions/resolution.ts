@@ -1,0 +1,50 @@
+import { and, desc, eq } from 'drizzle-orm';
+import { orderExceptions, type Transaction } from '@lop/db';
+import type { ExceptionCategory } from './exceptions.schemas';
+
+/** Which open exceptions of an order a change settles, and the resolution operators will read. */
+export interface ExceptionSettlement {
+  category?: ExceptionCategory;
+  entityId?: string;
+  resolution: string;
+}
+
+/**
+ * Resolves the order's open exceptions that match (every open one when neither a category nor
+ * an entity is named), in the caller's transaction. Returns the partner's new action-required
+ * code when settling changed it (see actionRequiredCode), or null when the partner's view is
+ * unchanged — nothing settled, only laboratory-owned ones, or another of the same category is
+ * still open — so the caller emits an event only when it has something new to show.
+ */
+export async function settleOpenExceptions(tx: Transaction, orderId: string, settlement: ExceptionSettlement, now: Date): Promise<string | null> {
+  const before = await actionRequiredCode(tx, orderId);
+  const settled = await tx
+    .update(orderExceptions)
+    .set({ status: 'resolved', resolvedAt: now, resolutionText: settlement.resolution })
+    .where(
+      and(
+        eq(orderExceptions.orderId, orderId),
+        eq(orderExceptions.status, 'open'),
+        ...(settlement.category ? [eq(orderExceptions.category, settlement.category)] : []),
+        ...(settlement.entityId ? [eq(orderExceptions.entityId, settlement.entityId)] : []),
+      ),
+    )
+    .returning({ ownerRole: orderExceptions.ownerRole });
+  if (!settled.some((row) => row.ownerRole === 'partner')) return null;
+  const after = await actionRequiredCode(tx, orderId);
+  return after === before ? null : after;
+}
+
+/**
+ * The partner's action-required state as events state it in `action_required_code`: the category
+ * of the newest exception the partner still has to act on, or `none`.
+ */
+export async function actionRequiredCode(tx: Transaction, orderId: string): Promise<string> {
+  const [row] = await tx
+    .select({ category: orderExceptions.category })
+    .from(orderExceptions)
+    .where(and(eq(orderExceptions.orderId, orderId), eq(orderExceptions.status, 'open'), eq(orderExceptions.ownerRole, 'partner')))
+    .orderBy(desc(orderExceptions.openedAt), desc(orderExceptions.id))
+    .limit(1);
+  return row?.category ?? 'none';
+}
