@@ -1,7 +1,7 @@
 import { eq, sql as raw } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, cancelOrder, DeliveryQueueMissingError, readEvents, type PartnerEvent } from '@lop/domain';
+import { appendEvents, attachDeliveryQueue, cancelOrder, DeliveryQueueMissingError, laboratoryCaller, readEvents, type PartnerEvent } from '@lop/domain';
 import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
 import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
@@ -78,6 +78,24 @@ describe('webhook delivery, end to end', () => {
         { state: 'delivered', attempts: 1 },
       ]);
     });
+  });
+
+  it('a delivery body carries the fact time like the stream: specimen.updated for a collection reported as earlier occurs at collected_at', async () => {
+    const partner = await newPartner(database.db, database.sql);
+    const subscription = await subscribe(database.db, partner, receiver.url('/fact-time'), ['specimen.updated']);
+    const order = await placeOrder(database.db, partner);
+    const lab = laboratoryCaller({ db: database.db });
+    await lab.accept({ order_id: order.order_id });
+    const collected = await lab.collect({ order_id: order.order_id, collected_at: '2026-11-20T08:00:00Z' });
+    const [event] = collected.events.filter((e) => e.type === 'specimen.updated');
+
+    await receiver.waitFor((all) => all.some((r) => r.path === '/fact-time'), 15_000, 'the specimen.updated delivery');
+    const delivered = receiver.requests.find((r) => r.path === '/fact-time')!;
+    expect(verifyDelivery(subscription.secret, delivered)).toBe(true);
+    const streamed = (await streamOf(partner)).find((e) => e.event_id === event.event_id)!;
+    expect(streamed.occurred_at).toBe('2026-11-20T08:00:00.000Z');
+    expect(delivered.rawBody).toBe(JSON.stringify(streamed));
+    expect(JSON.parse(delivered.rawBody)).toMatchObject({ event_id: event.event_id, type: 'specimen.updated', occurred_at: '2026-11-20T08:00:00.000Z', data: { specimen_state: 'collected' } });
   });
 
   it('delivers only the subscribed event types', async () => {

@@ -2,15 +2,23 @@
 import { describe, expect, it } from 'vitest';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { partnerRouter } from '@lop/domain';
-import { inputFromRestPath, REST_ROUTES, restRequestFor } from '../src/inspector/rest-routes';
+import { inputFromRestPath, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
 
 describe('the REST routes the request inspector shows', () => {
   it('are exactly the OpenAPI routes of the partner procedures (method, path, success status)', () => {
     const fromRouter: Record<string, unknown> = {};
     forEachOpenApiProcedure(partnerRouter._def.procedures, ({ path, meta }) => {
-      fromRouter[path] = { method: meta.openapi.method, path: meta.openapi.path, successStatus: (meta as { successStatus?: number }).successStatus ?? 200 };
+      const { successStatus, scope } = meta as { successStatus?: number; scope?: string };
+      fromRouter[path] = { method: meta.openapi.method, path: meta.openapi.path, successStatus: successStatus ?? 200, scope };
     });
     expect(REST_ROUTES).toEqual(fromRouter);
+  });
+
+  it('know the scope of every procedure, console-only ones included, as its metadata states it', () => {
+    const procedures = partnerRouter._def.procedures as unknown as Record<string, { _def: { meta?: { scope?: string } } }>;
+    const expected = Object.fromEntries(Object.entries(procedures).map(([path, p]) => [path, p._def.meta?.scope]));
+    const known = Object.fromEntries(Object.keys(procedures).map((path) => [path, scopeOf(path)]));
+    expect(known).toEqual(expected);
   });
 
   it('put path parameters in the path, the rest in the query of a GET or the body of a POST', () => {

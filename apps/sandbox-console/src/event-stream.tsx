@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { useTRPC, type Outputs } from './trpc';
+import { useCapability } from './capabilities';
+import { isFinal, useTRPC, type Outputs } from './trpc';
 
 export type StreamEvent = Outputs['events']['list']['data']['events'][number];
 
@@ -13,6 +14,8 @@ export interface EventStream {
   error: unknown;
   live: boolean;
   setLive(live: boolean): void;
+  /** Why the stream is not read at all (the key lacks events:read), when that is so. */
+  blocked?: string;
   lastPolledAt: number | null;
 }
 
@@ -36,9 +39,12 @@ export function EventStreamProvider({ children }: { children: ReactNode }) {
   // Until the first page without has_more, events are backlog, not arrivals.
   const caughtUp = useRef(false);
 
+  const can = useCapability('events.list');
   const query = useQuery({
     ...trpc.events.list.queryOptions({ cursor, limit: PAGE }),
-    refetchInterval: live ? POLL_MS : false,
+    enabled: can.allowed && can.known,
+    // A 401/403 will answer the same next time: polling stops instead of hammering the API.
+    refetchInterval: (q) => (live && !(q.state.error && isFinal(q.state.error)) ? POLL_MS : false),
     refetchOnWindowFocus: false,
     staleTime: 0,
     // Moving to the next cursor keeps the last page on screen instead of flashing a loading state.
@@ -70,13 +76,14 @@ export function EventStreamProvider({ children }: { children: ReactNode }) {
     () => ({
       events,
       seenAt,
-      loading: query.isPending,
+      loading: can.allowed && query.isPending,
       error: query.error,
-      live,
+      live: live && can.allowed && !(query.error && isFinal(query.error)),
       setLive,
+      blocked: can.reason,
       lastPolledAt: query.dataUpdatedAt || null,
     }),
-    [events, seenAt, query.isPending, query.error, live, query.dataUpdatedAt],
+    [events, seenAt, query.isPending, query.error, live, query.dataUpdatedAt, can.allowed, can.reason],
   );
   return <EventStreamContext.Provider value={value}>{children}</EventStreamContext.Provider>;
 }

@@ -112,11 +112,11 @@ export function registerLab(program: Command): void {
       );
     });
 
-  orderArgument(lab.command('transmit').description('send the order to the laboratory system (one more attempt); after a failed transmission this is the retry, resolving its exception'))
+  orderArgument(lab.command('transmit').description('send the order to the laboratory system (one more transmission attempt)'))
     .addOption(jsonOption())
     .action(async (orderId: string, options: OutputOptions) => report(options)(await operate((l) => l.transmit({ order_id: orderId }))));
 
-  orderArgument(lab.command('acknowledge').description("record the laboratory system's acknowledgement; accepted issues the requisition, rejected fails the order (the partner closes it by cancelling)"))
+  orderArgument(lab.command('acknowledge').description("record the laboratory system's acknowledgement; accepted issues the requisition, rejected fails the order"))
     .addOption(new Option('--status <status>', 'the acknowledgement').choices(['accepted', 'rejected']).makeOptionMandatory())
     .option('--external-order-ref <ref>', "the laboratory system's reference for the order")
     .option('--requisition-id <id>', 'requisition id to issue (default: generated)')
@@ -138,7 +138,7 @@ export function registerLab(program: Command): void {
       ),
     );
 
-  orderArgument(lab.command('fail-transmission').description('the transmission failed: a laboratory-owned, retryable transmission_failed exception; retry with `lab transmit`, or `lab cancel`'))
+  orderArgument(lab.command('fail-transmission').description('the transmission failed: the order fails with a transmission_failed exception for the partner'))
     .option('--reason <text>', 'what went wrong (operator notes, never shown to partners)')
     .option('--source-exception-type <type>', "the integration's own error type, when it gave one")
     .option('--adapter-key <key>', 'the integration adapter that failed')
@@ -162,7 +162,7 @@ export function registerLab(program: Command): void {
   orderArgument(lab.command('collect').description('a specimen was collected (after a rejection: the replacement specimen)'))
     .option('--specimen-code <code>', 'specimen code on the tube (default: generated)')
     .option('--specimen-type <type>', "specimen type (default: the ordered test's)")
-    .option('--collected-at <date-time>', 'when it was collected (default: now)', timestampArgument)
+    .option('--collected-at <date-time>', 'when it was collected, also the occurred_at of its events (default: now)', timestampArgument)
     .addOption(jsonOption())
     .action(async (orderId: string, options: OutputOptions & { specimenCode?: string; specimenType?: string; collectedAt?: string }) =>
       report(options)(
@@ -175,7 +175,7 @@ export function registerLab(program: Command): void {
     .action(async (orderId: string, options: OutputOptions) => report(options)(await operate((l) => l.ship({ order_id: orderId }))));
 
   orderArgument(lab.command('receive').description('the laboratory received the specimen'))
-    .option('--received-at <date-time>', 'when it arrived (default: now)', timestampArgument)
+    .option('--received-at <date-time>', 'when it arrived, also the occurred_at of its events (default: now)', timestampArgument)
     .addOption(jsonOption())
     .action(async (orderId: string, options: OutputOptions & { receivedAt?: string }) =>
       report(options)(await operate((l) => l.receive({ order_id: orderId, received_at: options.receivedAt }))),

@@ -8,6 +8,8 @@ import { OrderPage } from '../pages/OrderPage';
 import { OrdersPage } from '../pages/OrdersPage';
 import { OverviewPage } from '../pages/OverviewPage';
 import { href, useRoute, type Route } from '../routing';
+import { useKeySession } from '../capabilities';
+import { relativeTime } from '../format';
 import { keyHint } from '../session';
 import { useTRPC } from '../trpc';
 
@@ -23,6 +25,8 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
   const route = useRoute();
   const lab = useQuery(trpc.lab.get.queryOptions({}));
   const heading = useRef<HTMLDivElement>(null);
+  const keySession = useKeySession();
+  const expiresAt = keySession.data?.data.expires_at;
 
   // After navigating, move focus to the new screen so keyboard and screen-reader users land on it.
   const current = route.page === 'order' ? `order:${route.orderId}` : route.page;
@@ -66,8 +70,9 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
           <div className="topbar-key">
             <span className="badge badge-info">sandbox</span>
             <code className="muted small" title="The key in use (shortened)">
-              {keyHint(session.key)}
+              {keySession.data ? `${keySession.data.data.key_prefix}…` : keyHint(session.key)}
             </code>
+            {expiresAt && <span className="muted small">expires {relativeTime(expiresAt)}</span>}
             <button type="button" className="button ghost small" onClick={onSignOut}>
               Forget key
             </button>
@@ -112,6 +117,7 @@ function Screen({ route }: { route: Route }) {
 
 function LiveStatus() {
   const stream = useEventStream();
+  if (stream.blocked) return <span>Event stream: not read (the key lacks events:read)</span>;
   if (stream.error) return <span>Event stream: not readable</span>;
   return (
     <span>

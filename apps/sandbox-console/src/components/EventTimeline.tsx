@@ -4,7 +4,8 @@ import type { StreamEvent } from '../event-stream';
 import { useEventStream } from '../event-stream';
 import { eventTone, formatClock, formatTime } from '../format';
 import { href } from '../routing';
-import { useTRPC, type Outputs } from '../trpc';
+import { isFinal, useTRPC, type Outputs } from '../trpc';
+import { CopyButton } from './CopyButton';
 import { Badge, Empty, ErrorNotice } from './states';
 
 type DeliveryView = Outputs['console']['eventDeliveries']['data'];
@@ -46,6 +47,7 @@ function useDeliveries(eventIds: string[]) {
     enabled: eventIds.length > 0,
     // Deliveries progress on their own (retries, dead letters): keep them fresh while pending.
     refetchInterval: (query) => {
+      if (query.state.error && isFinal(query.state.error)) return false;
       const data = query.state.data?.data;
       if (!data || data.subscriptions.length === 0) return 15_000;
       return data.deliveries.some((d) => d.state === 'pending') ? 2_000 : 10_000;
@@ -123,6 +125,7 @@ function TimelineItem({
           <pre className="json" tabIndex={0} aria-label={`JSON of event ${event.sequence}`}>
             {JSON.stringify(event, null, 2)}
           </pre>
+          <CopyButton text={JSON.stringify(event, null, 2)} label="Copy event JSON" /> <CopyButton text={event.event_id} label="Copy event_id" />
           {(subscriptions?.length ?? 0) > 0 && <DeliveryDetails deliveries={deliveries ?? []} subscriptions={subscriptions!} />}
         </div>
       )}

@@ -1,8 +1,10 @@
 import { useQuery, type UseQueryResult } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { useCapability } from '../capabilities';
 import { formatTime, humanize } from '../format';
 import { inputIs, useLatestCall } from '../inspector/call-log';
 import { useTRPC, type Outputs } from '../trpc';
+import { CopyButton } from './CopyButton';
 import { Inspector } from './Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from './states';
 
@@ -17,8 +19,10 @@ const PENDING_TEXT: Record<string, string> = {
 /** The lineage of released versions, oldest first, with superseded versions marked, and each version’s observations as supplied. */
 export function ResultsPanel({ orderId }: { orderId: string }) {
   const trpc = useTRPC();
-  const results = useQuery(trpc.results.list.queryOptions({ orderId }));
+  const can = useCapability('results.list');
+  const results = useQuery({ ...trpc.results.list.queryOptions({ orderId }), enabled: can.allowed && can.known });
   const lastCall = useLatestCall('results.list', inputIs({ orderId }));
+  if (!can.allowed) return <p className="note note-warn reason">{can.reason}</p>;
   return (
     <div className="stack">
       <Inspector label="Results request" call={lastCall} />
@@ -117,9 +121,12 @@ function VersionCard({ version, current, supersededBy, versionOf }: { version: V
         </div>
       )}
       <p className="muted small">Values, units, reference intervals and flags exactly as the laboratory supplied them: strings stay strings, nothing is converted. Boxed values are JSON numbers, booleans or null; · means the field was not supplied.</p>
-      <button type="button" className="button ghost small" aria-expanded={raw} aria-controls={rawId} onClick={() => setRaw(!raw)}>
-        {raw ? 'Hide' : 'Show'} JSON as returned
-      </button>
+      <div className="row">
+        <button type="button" className="button ghost small" aria-expanded={raw} aria-controls={rawId} onClick={() => setRaw(!raw)}>
+          {raw ? 'Hide' : 'Show'} JSON as returned
+        </button>
+        <CopyButton text={JSON.stringify(version, null, 2)} label="Copy JSON" /> <CopyButton text={version.result_id} label="Copy result_id" />
+      </div>
       {raw && (
         <pre id={rawId} className="json" tabIndex={0}>
           {JSON.stringify(version, null, 2)}

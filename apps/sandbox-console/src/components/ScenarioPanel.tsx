@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { useCapability } from '../capabilities';
 import { humanize } from '../format';
 import { inputIs, useLatestCall } from '../inspector/call-log';
 import { useTRPC, type Outputs } from '../trpc';
@@ -33,6 +34,8 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
   const [chosen, setChosen] = useState<string>(() => progress?.scenario ?? '');
   const [last, setLast] = useState<Simulation | null>(null);
   const lastCall = useLatestCall('sandbox.simulate', inputIs({ orderId }));
+  const can = useCapability('sandbox.simulate');
+  const reasonId = useId();
   const selectId = useId();
   const stepsId = useId();
 
@@ -114,10 +117,10 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
             Ends in <code>{scenario.ends_in}</code> · emits {scenario.events.length} events on a new order.
           </p>
           <div className="row">
-            <button type="button" className="button" onClick={() => run(1)} disabled={simulate.isPending || finished}>
+            <button type="button" className="button" onClick={() => run(1)} disabled={simulate.isPending || finished || !can.allowed} aria-describedby={can.allowed ? undefined : reasonId}>
               {simulate.isPending ? 'Running…' : completed ? 'Run next step' : 'Run first step'}
             </button>
-            <button type="button" className="button secondary" onClick={() => run()} disabled={simulate.isPending || finished}>
+            <button type="button" className="button secondary" onClick={() => run()} disabled={simulate.isPending || finished || !can.allowed} aria-describedby={can.allowed ? undefined : reasonId}>
               {completed ? 'Run remaining steps' : 'Run whole scenario'}
             </button>
             {completed !== null && (
@@ -126,6 +129,11 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
               </span>
             )}
           </div>
+          {!can.allowed && (
+            <p id={reasonId} className="note note-warn small reason">
+              {can.reason}
+            </p>
+          )}
           {finished && <p className="note">Every step of this scenario has run on this order. Create a new order from a fixture to run it again.</p>}
         </>
       )}

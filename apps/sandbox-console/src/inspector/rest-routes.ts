@@ -15,31 +15,59 @@ export interface RestRoute {
   path: string;
   /** What REST answers on success (201 for a created order). */
   successStatus: number;
+  /** The scope a key needs for it; `none` when any valid key may call it. */
+  scope: ProcedureScope;
 }
 
+export type ProcedureScope =
+  | 'none'
+  | 'catalog:read'
+  | 'serviceability:read'
+  | 'programs:read'
+  | 'subjects:write'
+  | 'orders:write'
+  | 'orders:read'
+  | 'orders:cancel'
+  | 'results:read'
+  | 'events:read';
+
 export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
-  'health.get': { method: 'GET', path: '/v1/health', successStatus: 200 },
-  'lab.get': { method: 'GET', path: '/v1/lab', successStatus: 200 },
-  'locations.list': { method: 'GET', path: '/v1/locations', successStatus: 200 },
-  'programs.list': { method: 'GET', path: '/v1/programs', successStatus: 200 },
-  'programs.get': { method: 'GET', path: '/v1/programs/{programId}', successStatus: 200 },
-  'programs.catalog': { method: 'GET', path: '/v1/programs/{programId}/catalog', successStatus: 200 },
-  'programs.requirements': { method: 'GET', path: '/v1/programs/{programId}/requirements', successStatus: 200 },
-  'serviceability.check': { method: 'POST', path: '/v1/serviceability', successStatus: 200 },
-  'subjects.put': { method: 'PUT', path: '/v1/subjects/{externalSubjectId}', successStatus: 200 },
-  'orders.create': { method: 'POST', path: '/v1/orders', successStatus: 201 },
-  'orders.get': { method: 'GET', path: '/v1/orders/{orderId}', successStatus: 200 },
-  'orders.cancel': { method: 'POST', path: '/v1/orders/{orderId}/cancel', successStatus: 200 },
-  'orders.exceptions': { method: 'GET', path: '/v1/orders/{orderId}/exceptions', successStatus: 200 },
-  'results.list': { method: 'GET', path: '/v1/orders/{orderId}/results', successStatus: 200 },
-  'results.get': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}', successStatus: 200 },
-  'results.report': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report', successStatus: 200 },
-  'results.reportDocument': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report/document', successStatus: 200 },
-  'events.list': { method: 'GET', path: '/v1/events', successStatus: 200 },
-  'sandbox.orderFixtures': { method: 'GET', path: '/v1/sandbox/order-fixtures', successStatus: 200 },
-  'sandbox.scenarios': { method: 'GET', path: '/v1/sandbox/scenarios', successStatus: 200 },
-  'sandbox.simulate': { method: 'POST', path: '/v1/sandbox/orders/{orderId}/simulate', successStatus: 200 },
+  'health.get': { method: 'GET', path: '/v1/health', successStatus: 200, scope: 'none' },
+  'lab.get': { method: 'GET', path: '/v1/lab', successStatus: 200, scope: 'catalog:read' },
+  'locations.list': { method: 'GET', path: '/v1/locations', successStatus: 200, scope: 'serviceability:read' },
+  'programs.list': { method: 'GET', path: '/v1/programs', successStatus: 200, scope: 'programs:read' },
+  'programs.get': { method: 'GET', path: '/v1/programs/{programId}', successStatus: 200, scope: 'programs:read' },
+  'programs.catalog': { method: 'GET', path: '/v1/programs/{programId}/catalog', successStatus: 200, scope: 'catalog:read' },
+  'programs.requirements': { method: 'GET', path: '/v1/programs/{programId}/requirements', successStatus: 200, scope: 'catalog:read' },
+  'serviceability.check': { method: 'POST', path: '/v1/serviceability', successStatus: 200, scope: 'serviceability:read' },
+  'subjects.put': { method: 'PUT', path: '/v1/subjects/{externalSubjectId}', successStatus: 200, scope: 'subjects:write' },
+  'orders.create': { method: 'POST', path: '/v1/orders', successStatus: 201, scope: 'orders:write' },
+  'orders.get': { method: 'GET', path: '/v1/orders/{orderId}', successStatus: 200, scope: 'orders:read' },
+  'orders.cancel': { method: 'POST', path: '/v1/orders/{orderId}/cancel', successStatus: 200, scope: 'orders:cancel' },
+  'orders.exceptions': { method: 'GET', path: '/v1/orders/{orderId}/exceptions', successStatus: 200, scope: 'orders:read' },
+  'results.list': { method: 'GET', path: '/v1/orders/{orderId}/results', successStatus: 200, scope: 'results:read' },
+  'results.get': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}', successStatus: 200, scope: 'results:read' },
+  'results.report': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report', successStatus: 200, scope: 'results:read' },
+  'results.reportDocument': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report/document', successStatus: 200, scope: 'results:read' },
+  'events.list': { method: 'GET', path: '/v1/events', successStatus: 200, scope: 'events:read' },
+  'sandbox.orderFixtures': { method: 'GET', path: '/v1/sandbox/order-fixtures', successStatus: 200, scope: 'none' },
+  'sandbox.scenarios': { method: 'GET', path: '/v1/sandbox/scenarios', successStatus: 200, scope: 'none' },
+  'sandbox.simulate': { method: 'POST', path: '/v1/sandbox/orders/{orderId}/simulate', successStatus: 200, scope: 'orders:write' },
 };
+
+/** Scopes of the console-only procedures (tRPC, no REST route). */
+export const CONSOLE_PROCEDURE_SCOPES: Readonly<Record<string, ProcedureScope>> = {
+  'console.session': 'none',
+  'console.orders': 'orders:read',
+  'console.eventDeliveries': 'events:read',
+};
+
+/** The scope a procedure needs, from the same tables the contract test checks. */
+export function scopeOf(procedure: string): ProcedureScope {
+  const scope = REST_ROUTES[procedure]?.scope ?? CONSOLE_PROCEDURE_SCOPES[procedure];
+  if (!scope) throw new Error(`no scope known for ${procedure}: add it to rest-routes.ts`);
+  return scope;
+}
 
 /** A partner request, ready to show or turn into code. */
 export interface RestRequest {

@@ -61,7 +61,9 @@ export function EventsPage() {
       </div>
       <Inspector label="Event stream request" call={lastRead} />
       <article className="card">
-        {stream.loading ? (
+        {stream.blocked ? (
+          <p className="note note-warn reason">{stream.blocked}</p>
+        ) : stream.loading ? (
           <Loading label="Reading the event stream…" />
         ) : stream.error && stream.events.length === 0 ? (
           <ErrorNotice error={stream.error} title="The event stream could not be read." />

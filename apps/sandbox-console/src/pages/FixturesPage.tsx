@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
+import { useCapability } from '../capabilities';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { setFlash } from '../flash';
@@ -70,7 +71,9 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
   const sending = useRef(false);
   const bodyId = useId();
   const titleId = useId();
+  const reasonId = useId();
   const parsed = parseBody(text);
+  const can = useCapability('orders.create');
   const lastCall = useLatestCall('orders.create', (call) => call.idempotencyKey === idempotencyKey);
 
   const create = useMutation({
@@ -90,7 +93,7 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
   });
 
   const send = () => {
-    if (sending.current || !('body' in parsed)) return;
+    if (sending.current || !('body' in parsed) || !can.allowed) return;
     sending.current = true;
     create.mutate({ body: parsed.body, key: idempotencyKey });
   };
@@ -135,13 +138,24 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
             </dd>
           </dl>
           <div className="row">
-            <button type="button" className="button" onClick={send} disabled={create.isPending || !('body' in parsed)}>
+            <button
+              type="button"
+              className="button"
+              onClick={send}
+              disabled={create.isPending || !('body' in parsed) || !can.allowed}
+              aria-describedby={can.allowed ? undefined : reasonId}
+            >
               {create.isPending ? 'Creating…' : 'Create order'}
             </button>
             <button type="button" className="button ghost" aria-expanded={editing} aria-controls={bodyId} onClick={() => setEditing(!editing)}>
               {editing ? 'Hide' : 'Edit'} request body
             </button>
           </div>
+          {!can.allowed && (
+            <p id={reasonId} className="note note-warn small reason">
+              {can.reason}
+            </p>
+          )}
           {editing && (
             <div className="stack">
               <label htmlFor={bodyId}>Request body (sent exactly as shown)</label>

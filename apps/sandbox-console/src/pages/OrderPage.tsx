@@ -12,6 +12,8 @@ import { formatTime, humanize } from '../format';
 import { href } from '../routing';
 import { inputIs, useLatestCall } from '../inspector/call-log';
 import { Inspector } from '../components/Inspector';
+import { CopyButton } from '../components/CopyButton';
+import { useCapability } from '../capabilities';
 import { describeError, useTRPC } from '../trpc';
 
 export function OrderPage({ orderId }: { orderId: string }) {
@@ -21,6 +23,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
   const stream = useEventStream();
   const orderEvents = stream.events.filter((e) => e.data.order_id === orderId);
   const readCall = useLatestCall('orders.get', inputIs({ orderId }));
+  const names = useOrderNames(order.data?.data.program_id, order.data?.data.item_id);
   const createCall = useLatestCall('orders.create', (call) => (call.response as { data?: { order_id?: string } } | undefined)?.data?.order_id === orderId);
 
   if (order.isPending) return <Loading label="Reading the order…" />;
@@ -63,6 +66,15 @@ export function OrderPage({ orderId }: { orderId: string }) {
         </p>
       )}
       {createCall && <Inspector label="The request that created this order" call={createCall} />}
+      <JumpNav
+        sections={[
+          ['scenario-title', 'Scenario'],
+          ['order-events-title', 'Events'],
+          ['results-title', 'Results'],
+          ['exceptions-title', 'Exceptions'],
+          ['details-title', 'Details'],
+        ]}
+      />
 
       <div className="order-layout">
         <article className="card" aria-labelledby="scenario-title">
@@ -75,7 +87,9 @@ export function OrderPage({ orderId }: { orderId: string }) {
             <span className={`live-dot${stream.live ? ' is-live' : ''}`} aria-hidden="true" />
             {stream.live ? 'Live from the event stream' : 'Live updates paused'} · {orderEvents.length} events
           </p>
-          {stream.loading ? (
+          {stream.blocked ? (
+            <p className="note note-warn small reason">{stream.blocked}</p>
+          ) : stream.loading ? (
             <Loading label="Reading the event stream…" />
           ) : stream.error && orderEvents.length === 0 ? (
             <ErrorNotice error={stream.error} title="The event stream could not be read." />
@@ -100,11 +114,21 @@ export function OrderPage({ orderId }: { orderId: string }) {
         <dl className="facts">
           <dt>Order id</dt>
           <dd>
-            <code>{o.order_id}</code>
+            <code>{o.order_id}</code> <CopyButton text={o.order_id} label="Copy order id" />
           </dd>
-          <dt>Program / test</dt>
+          <dt>External order id</dt>
           <dd>
-            <code>{o.program_id}</code> / <code>{o.item_id}</code>
+            <code>{o.external_order_id}</code> <CopyButton text={o.external_order_id} label="Copy external order id" />
+          </dd>
+          <dt>Test</dt>
+          <dd>
+            {names.item ?? <code>{o.item_id}</code>}
+            {names.item && <span className="muted small"> · item_id <code>{o.item_id}</code></span>}
+          </dd>
+          <dt>Program</dt>
+          <dd>
+            {names.program ?? <code>{o.program_id}</code>}
+            {names.program && <span className="muted small"> · program_id <code>{o.program_id}</code></span>}
           </dd>
           <dt>Subject</dt>
           <dd>
@@ -174,5 +198,42 @@ export function OrderPage({ orderId }: { orderId: string }) {
         )}
       </article>
     </section>
+  );
+}
+
+/** Program and test names, read the way a partner resolves them: the program list and the program's catalog. */
+function useOrderNames(programId: string | undefined, itemId: string | undefined): { program?: string; item?: string } {
+  const trpc = useTRPC();
+  const canPrograms = useCapability('programs.list');
+  const canCatalog = useCapability('programs.catalog');
+  const programs = useQuery({ ...trpc.programs.list.queryOptions({}), enabled: canPrograms.allowed, staleTime: 300_000 });
+  const catalog = useQuery({ ...trpc.programs.catalog.queryOptions({ programId: programId ?? '' }), enabled: Boolean(programId) && canCatalog.allowed, staleTime: 300_000 });
+  return {
+    program: programs.data?.data.find((p) => p.program_id === programId)?.name,
+    item: catalog.data?.data.find((i) => i.item_id === itemId)?.name,
+  };
+}
+
+/** On a phone the order's sections stack up; this keeps each one a tap away (hash links would change the route). */
+function JumpNav({ sections }: { sections: [id: string, label: string][] }) {
+  const jump = (id: string) => {
+    const heading = document.getElementById(id);
+    if (!heading) return;
+    heading.setAttribute('tabindex', '-1');
+    heading.scrollIntoView({ block: 'start' });
+    heading.focus({ preventScroll: true });
+  };
+  return (
+    <nav aria-label="Sections of this order">
+      <ul className="jump-nav">
+        {sections.map(([id, label]) => (
+          <li key={id}>
+            <button type="button" className="button ghost small" onClick={() => jump(id)}>
+              {label}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }

@@ -1,19 +1,34 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
+import { useEffect, useId, useState } from 'react';
+import { useCapability } from '../capabilities';
 import { NextAction, OrderState } from '../components/OrderState';
-import { Empty, ErrorNotice, Loading } from '../components/states';
+import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { formatTime } from '../format';
 import { href } from '../routing';
 import { useTRPC } from '../trpc';
 
+const LIFECYCLES = ['pending', 'active', 'resulted', 'completed', 'cancelled', 'failed'] as const;
+type Lifecycle = (typeof LIFECYCLES)[number];
+
 export function OrdersPage() {
   const trpc = useTRPC();
-  const orders = useInfiniteQuery(
-    trpc.console.orders.infiniteQueryOptions(
-      { limit: 25 },
+  const can = useCapability('console.orders');
+  const [search, setSearch] = useState('');
+  const [lifecycle, setLifecycle] = useState<Lifecycle | ''>('');
+  // Typing does not send a request per key stroke: the list follows the settled text.
+  const term = useSettled(search.trim(), 250);
+  const searchId = useId();
+  const lifecycleId = useId();
+  const orders = useInfiniteQuery({
+    ...trpc.console.orders.infiniteQueryOptions(
+      { limit: 25, ...(term ? { external_order_id: term } : {}), ...(lifecycle ? { lifecycle } : {}) },
       { getNextPageParam: (last) => last.data.next_cursor ?? undefined },
     ),
-  );
+    enabled: can.allowed && can.known,
+    placeholderData: (previous) => previous,
+  });
   const rows = orders.data?.pages.flatMap((p) => p.data.orders) ?? [];
+  const filtered = Boolean(term || lifecycle);
 
   return (
     <section className="stack-lg">
@@ -21,15 +36,38 @@ export function OrdersPage() {
         <h1>Orders</h1>
         <p className="lede">Your sandbox orders, newest first. Open one to run a scenario and follow its events, exceptions and results.</p>
       </header>
+      <div className="toolbar" role="search" aria-label="Find orders">
+        <div className="field-inline">
+          <label htmlFor={searchId}>External order id</label>
+          <input id={searchId} type="search" className="search" value={search} placeholder="part of the id" onChange={(e) => setSearch(e.target.value)} disabled={!can.allowed} />
+        </div>
+        <div className="field-inline">
+          <label htmlFor={lifecycleId}>Lifecycle</label>
+          <select id={lifecycleId} value={lifecycle} onChange={(e) => setLifecycle(e.target.value as Lifecycle | '')} disabled={!can.allowed}>
+            <option value="">Any</option>
+            {LIFECYCLES.map((l) => (
+              <option key={l} value={l}>
+                {l}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
       <article className="card">
-        {orders.isPending ? (
+        {!can.allowed ? (
+          <p className="note note-warn reason">{can.reason}</p>
+        ) : orders.isPending ? (
           <Loading label="Reading orders…" />
         ) : orders.isError ? (
           <ErrorNotice error={orders.error} onRetry={() => orders.refetch()} />
         ) : rows.length === 0 ? (
-          <Empty>
-            No sandbox orders yet. <a href={href.fixtures}>Create one from a fixture</a> in one click.
-          </Empty>
+          filtered ? (
+            <Empty>No order matches {term ? <>“{term}”</> : 'this filter'}{lifecycle ? ` in lifecycle ${lifecycle}` : ''}.</Empty>
+          ) : (
+            <Empty>
+              No sandbox orders yet. <a href={href.fixtures}>Create one from a fixture</a> in one click.
+            </Empty>
+          )
         ) : (
           <>
             <div className="table-wrap">
@@ -56,6 +94,11 @@ export function OrdersPage() {
                       </td>
                       <td>
                         <OrderState lifecycle={o.lifecycle} detail={o.lifecycle_detail} />
+                        {o.critical_result && (
+                          <div>
+                            <Badge tone="bad">⚠ critical result</Badge>
+                          </div>
+                        )}
                       </td>
                       <td>
                         <NextAction action={o.next_action} />
@@ -78,4 +121,14 @@ export function OrdersPage() {
       </article>
     </section>
   );
+}
+
+/** `value` once it has stopped changing for `ms`. */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
 }

@@ -1,6 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
+import { useKeySession } from '../capabilities';
+import { CopyButton } from '../components/CopyButton';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
-import { formatTime, humanize } from '../format';
+import { formatTime, humanize, relativeTime } from '../format';
 import { href } from '../routing';
 import { useTRPC } from '../trpc';
 
@@ -9,6 +11,7 @@ export function OverviewPage() {
   const health = useQuery(trpc.health.get.queryOptions({}));
   const lab = useQuery(trpc.lab.get.queryOptions({}));
   const programs = useQuery(trpc.programs.list.queryOptions({}));
+  const session = useKeySession();
 
   return (
     <section className="stack-lg">
@@ -16,6 +19,59 @@ export function OverviewPage() {
         <h1>Overview</h1>
         <p className="lede">The laboratory and programs your sandbox key can see. Next: pick a <a href={href.fixtures}>fixture</a> to create an order.</p>
       </header>
+
+      <article className="card" aria-labelledby="key-title">
+        <h2 id="key-title">API key</h2>
+        {session.isPending ? (
+          <Loading label="Reading the key…" />
+        ) : session.isError ? (
+          <ErrorNotice error={session.error} onRetry={() => session.refetch()} />
+        ) : (
+          <div className="key-facts">
+            <dl className="facts">
+              <dt>Key</dt>
+              <dd>
+                <code>{session.data.data.key_prefix}…</code> <span className="muted small">(the key itself is never shown again)</span>
+              </dd>
+              <dt>Environment</dt>
+              <dd>
+                <Badge tone="info">{session.data.data.environment}</Badge>
+              </dd>
+              <dt>Expires</dt>
+              <dd>
+                {session.data.data.expires_at ? (
+                  <>
+                    {formatTime(session.data.data.expires_at)} <span className="muted">({relativeTime(session.data.data.expires_at)})</span>
+                  </>
+                ) : (
+                  'never'
+                )}
+              </dd>
+              <dt>API client</dt>
+              <dd>
+                {session.data.data.client_name} <code>{session.data.data.client_id}</code> <CopyButton text={session.data.data.client_id} label="Copy client id" />
+              </dd>
+            </dl>
+            <div>
+              <h3 className="h-small">Scopes</h3>
+              <ul className="scopes" aria-label="Scopes of this key">
+                {session.data.data.scopes.map((s) => (
+                  <li key={s} className="scope scope-granted">
+                    <span aria-hidden="true">✓</span> <code>{s}</code>
+                  </li>
+                ))}
+                {session.data.data.missing_scopes.map((s) => (
+                  <li key={s} className="scope scope-missing">
+                    <span aria-hidden="true">✗</span> <code>{s}</code> <span className="visually-hidden">(not granted)</span>
+                    <span className="muted small"> not granted</span>
+                  </li>
+                ))}
+              </ul>
+              {session.data.data.missing_scopes.length > 0 && <p className="muted small">Actions that need a missing scope are disabled, with the reason next to them.</p>}
+            </div>
+          </div>
+        )}
+      </article>
 
       <div className="grid-2">
         <article className="card" aria-labelledby="env-title">

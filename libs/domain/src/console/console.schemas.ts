@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { environmentSchema, scopeSchema } from '../auth/scopes';
 import { timestampSchema } from '../common-schemas';
 import { eventTypeSchema } from '../events/events.schemas';
 import { orderSchema } from '../orders/orders.schemas';
@@ -12,6 +13,7 @@ export const consoleOrderSchema = orderSchema.extend({
   program_name: z.string(),
   item_name: z.string(),
   item_code: z.string(),
+  critical_result: z.boolean().meta({ description: 'The current released result version is flagged critical.' }),
 });
 
 export const consoleOrderPageSchema = z.object({
@@ -60,3 +62,16 @@ export const consoleEventDeliveriesSchema = z.object({
   deliveries: z.array(consoleDeliverySchema),
 });
 export type ConsoleEventDeliveries = z.infer<typeof consoleEventDeliveriesSchema>;
+
+export const consoleSessionSchema = z.object({
+  key_id: z.uuid(),
+  key_prefix: z.string().meta({ description: 'The first characters of the key, enough to recognise it; the key itself is never returned.' }),
+  environment: environmentSchema,
+  scopes: z.array(scopeSchema),
+  missing_scopes: z.array(scopeSchema).meta({ description: 'Scopes this key does not carry: the console disables what needs them, and says why.' }),
+  expires_at: timestampSchema.nullable(),
+  created_at: timestampSchema,
+  client_id: z.uuid(),
+  client_name: z.string(),
+});
+export type ConsoleSession = z.infer<typeof consoleSessionSchema>;

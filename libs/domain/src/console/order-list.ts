@@ -1,7 +1,8 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import { catalogItems, orders, programs, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
+import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail } from '../orders/lifecycle';
 import { specimensOf, toOrderResource } from '../orders/order-resource';
 import type { ConsoleOrderPage } from './console.schemas';
 
@@ -30,9 +31,29 @@ function decodeOrderCursor(cursor: string): string {
   return match[1];
 }
 
-export async function listConsoleOrders(db: Database, caller: Caller, input: { cursor?: string; limit?: number }): Promise<ConsoleOrderPage> {
+export interface ConsoleOrderFilter {
+  cursor?: string;
+  limit?: number;
+  /** Part of the external_order_id, any case: what a reader remembers of an order. */
+  external_order_id?: string;
+  lifecycle?: Lifecycle;
+}
+
+/** LIKE treats % and _ as wildcards; a reader searching for "ord_1" means the underscore. */
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+const detailsOf = (lifecycle: Lifecycle) => (Object.keys(LIFECYCLE_DETAILS) as LifecycleDetail[]).filter((d) => LIFECYCLE_DETAILS[d].lifecycle === lifecycle);
+
+export async function listConsoleOrders(db: Database, caller: Caller, input: ConsoleOrderFilter): Promise<ConsoleOrderPage> {
   const limit = input.limit ?? ORDER_LIST_DEFAULT_LIMIT;
-  const tenancy = and(eq(orders.laboratoryId, caller.laboratoryId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment));
+  // The cursor is checked against the same filter: a page continues the list it came from.
+  const tenancy = and(
+    eq(orders.laboratoryId, caller.laboratoryId),
+    eq(orders.clientId, caller.clientId),
+    eq(orders.environment, caller.environment),
+    input.external_order_id ? ilike(orders.externalOrderId, `%${escapeLike(input.external_order_id)}%`) : undefined,
+    input.lifecycle ? inArray(orders.lifecycleDetail, detailsOf(input.lifecycle)) : undefined,
+  );
 
   let after;
   if (input.cursor !== undefined) {
@@ -44,7 +65,14 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: { c
   }
 
   const rows = await db
-    .select({ order: orders, programName: programs.name, itemName: catalogItems.name, itemCode: catalogItems.code })
+    .select({
+      order: orders,
+      programName: programs.name,
+      itemName: catalogItems.name,
+      itemCode: catalogItems.code,
+      // The current (highest released) version decides: a critical value corrected later is no longer critical.
+      critical: sql<boolean>`coalesce((select rv.is_critical from result_versions rv where rv.order_id = ${orders.id} and rv.status = 'released' order by rv.version desc limit 1), false)`,
+    })
     .from(orders)
     .innerJoin(programs, eq(programs.id, orders.programId))
     .innerJoin(catalogItems, eq(catalogItems.id, orders.itemId))
@@ -64,6 +92,7 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: { c
       program_name: r.programName,
       item_name: r.itemName,
       item_code: r.itemCode,
+      critical_result: r.critical,
     })),
     next_cursor: hasMore ? encodeOrderCursor(page[page.length - 1].order.id) : null,
   };

@@ -38,13 +38,7 @@ export const eventDataSchema = z
     result_version: z.number().int().optional(),
     result_provenance: z.string().optional(),
     result_is_critical: z.boolean().optional(),
-    action_required_code: z
-      .string()
-      .optional()
-      .meta({
-        description:
-          'On integration.action_required: the category of the exception to act on. On order.updated / order.cancelled: present when what you must act on changed — the category of the newest exception still yours, or `none`.',
-      }),
+    action_required_code: z.string().optional(),
     links: z.record(z.string(), z.string().startsWith('/')).optional().meta({ description: 'Relative API paths to re-read the authoritative state.' }),
   })
   .meta({ id: 'EventData', description: 'Identifiers and coarse state only; read details from the API.' });
@@ -55,10 +49,14 @@ export const eventSchema = z
     event_id: z.string().meta({ description: 'Unique; deduplicate on it.' }),
     type: eventTypeSchema,
     version: z.number().int().meta({ description: 'Payload version, currently 1.' }),
-    occurred_at: timestampSchema,
+    occurred_at: timestampSchema.meta({
+      format: 'date-time',
+      description:
+        'When the underlying fact happened: the collection or receipt time the laboratory reported, the release time of a result. A fact reported without a time of its own happened when it was recorded. Not the stream order: it can go backwards along the stream; order by `sequence`.',
+    }),
     environment: environmentSchema,
     program_id: z.uuid().optional(),
-    sequence: z.number().int().meta({ description: 'Dense, increasing position in your stream (per API client and environment).' }),
+    sequence: z.number().int().meta({ description: 'Dense, increasing position in your stream (per API client and environment); alone gives the order of events.' }),
     data: eventDataSchema,
   })
   .meta({ id: 'Event', description: 'One event; a webhook delivery body is this same object.' });

@@ -6,7 +6,8 @@ import { nextState, type LifecycleDetail } from '../orders/lifecycle';
 import type { OrderRow, SpecimenRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';
 import { changeOrderState, orderEvent } from '../orders/state-change';
-import { insertException } from './exceptions';
+import { insertException, resolveSpecimenRejections } from './exceptions';
+import { factTime } from './fact-time';
 import { laboratoryReference } from './identifiers';
 import { LaboratoryOperationError, operateOnOrder } from './operation';
 import { operatorException, operatorSpecimen } from './operator-views';
@@ -37,7 +38,8 @@ async function updateSpecimen(tx: Transaction, id: string, patch: Partial<typeof
 
 /**
  * A specimen is collected. After a rejection the new specimen records which one it replaces,
- * and the rejection's open exception is resolved.
+ * and the rejection's open exception is resolved. The events occur at collected_at when the
+ * laboratory reports it: the collection is the fact, recording it is not.
  */
 export async function collectSpecimen(
   db: Database,
@@ -46,6 +48,7 @@ export async function collectSpecimen(
 ) {
   return operateOnOrder(db, input.order_id, async (tx, order) => {
     nextState(order.lifecycleDetail as LifecycleDetail, 'collect');
+    const collectedAt = factTime('collected_at', input.collected_at, now);
     const [rejected] =
       order.lifecycleDetail === 'recollection_required'
         ? await tx
@@ -63,21 +66,13 @@ export async function collectSpecimen(
         specimenCode: input.specimen_code ?? laboratoryReference('SPC'),
         specimenType: input.specimen_type ?? item.specimenType,
         status: 'collected',
-        collectedAt: input.collected_at ? new Date(input.collected_at) : now,
+        collectedAt,
         recollectionOf: rejected?.id ?? null,
         createdAt: now,
       })
       .returning();
-    await changeOrderState(
-      tx,
-      order,
-      'collect',
-      {
-        events: specimenEvent('collected', now),
-        settles: rejected ? { category: 'specimen_rejected', entityId: rejected.id, resolution: 'A replacement specimen was collected.' } : undefined,
-      },
-      now,
-    );
+    if (rejected) await resolveSpecimenRejections(tx, order.id, rejected.id, now);
+    await changeOrderState(tx, order, 'collect', { events: specimenEvent('collected', collectedAt), occurredAt: collectedAt }, now);
     return { specimen: operatorSpecimen(specimen) };
   });
 }
@@ -92,13 +87,17 @@ export async function shipSpecimen(db: Database, input: { order_id: string }, no
   });
 }
 
-/** The laboratory receives the specimen; the order's accession shows when. */
+/** The laboratory receives the specimen; the order's accession shows when, and the events occur then. */
 export async function receiveSpecimen(db: Database, input: { order_id: string; received_at?: string }, now = new Date()) {
   return operateOnOrder(db, input.order_id, async (tx, order) => {
     nextState(order.lifecycleDetail as LifecycleDetail, 'receive');
-    const receivedAt = input.received_at ? new Date(input.received_at) : now;
-    const specimen = await updateSpecimen(tx, (await currentSpecimen(tx, order)).id, { status: 'received', receivedAt });
-    await changeOrderState(tx, order, 'receive', { patch: { receivedAt }, events: specimenEvent('received', now) }, now);
+    const receivedAt = factTime('received_at', input.received_at, now);
+    const current = await currentSpecimen(tx, order);
+    if (current.collectedAt && receivedAt < current.collectedAt) {
+      throw new LaboratoryOperationError('invalid', `received_at ${receivedAt.toISOString()} is before the specimen was collected (${current.collectedAt.toISOString()})`);
+    }
+    const specimen = await updateSpecimen(tx, current.id, { status: 'received', receivedAt });
+    await changeOrderState(tx, order, 'receive', { patch: { receivedAt }, events: specimenEvent('received', receivedAt), occurredAt: receivedAt }, now);
     return { specimen: operatorSpecimen(specimen) };
   });
 }

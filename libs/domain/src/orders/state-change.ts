@@ -2,9 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import { orders, type Transaction } from '@lop/db';
 import { appendEvents, type EventDraft } from '../events/append';
 import type { EventData } from '../events/events.schemas';
-import { settleOpenExceptions, type ExceptionSettlement } from '../exceptions/resolution';
-import { LIFECYCLE_DETAILS, nextState, orderEventFor, type LifecycleDetail, type Transition } from './lifecycle';
-import { actionRequiredData, orderEventData } from './order-events';
+import { LIFECYCLE_DETAILS, nextState, type LifecycleDetail, type Transition } from './lifecycle';
+import { orderEventData } from './order-events';
 import type { OrderRow } from './order-resource';
 
 /** Locks the order row for the rest of the transaction, so two changes never interleave. */
@@ -22,21 +21,17 @@ export interface StateChange {
   patch?: Partial<typeof orders.$inferInsert>;
   /** Events besides the order.updated/order.cancelled this change implies, e.g. specimen.updated. */
   events?: (order: OrderRow) => EventDraft[];
-  /** Open exceptions this change settles, e.g. the transmission_failed a retransmission retries. */
-  settles?: ExceptionSettlement;
+  /**
+   * When the fact behind the change happened, if the laboratory reported its time (a specimen's
+   * collected_at): the occurred_at of the order event. Default: `now`, when it is recorded.
+   */
+  occurredAt?: Date;
 }
-
-const CLOSED: ExceptionSettlement = { resolution: 'The order was cancelled.' };
 
 /**
  * Applies one transition from the table in lifecycle.ts and emits its events, all in the
- * caller's transaction. IllegalTransitionError leaves everything unchanged.
- *
- * Events tell the partner only what their payload can show (orderEventFor): order.cancelled on
- * cancellation, order.updated when lifecycle or next_action changes — and order.updated also when
- * settling exceptions changed what the partner must act on, carrying `action_required_code`
- * (what is left, or `none`), so a reader of the stream alone sees `action_required` clear.
- * Cancelling settles every open exception: a closed order leaves nothing to act on.
+ * caller's transaction. A lifecycle change emits order.updated, or order.cancelled for a
+ * cancellation. IllegalTransitionError leaves everything unchanged.
  */
 export async function changeOrderState(tx: Transaction, order: OrderRow, transition: Transition, change: StateChange = {}, now = new Date()): Promise<OrderRow> {
   const current = order.lifecycleDetail as LifecycleDetail;
@@ -46,12 +41,11 @@ export async function changeOrderState(tx: Transaction, order: OrderRow, transit
     .set({ ...change.patch, lifecycleDetail: next, updatedAt: now })
     .where(eq(orders.id, order.id))
     .returning();
-  const settlement = LIFECYCLE_DETAILS[next].lifecycle === 'cancelled' ? CLOSED : change.settles;
-  const code = settlement ? await settleOpenExceptions(tx, order.id, settlement, now) : null;
-  const actionRequired = code ? actionRequiredData(order.id, code) : null;
   const drafts: EventDraft[] = [...(change.events?.(updated) ?? [])];
-  const type = orderEventFor(current, next) ?? (actionRequired ? 'order.updated' : null);
-  if (type) drafts.push(orderEvent(updated, type, now, actionRequired ?? {}));
+  if (next !== current) {
+    const cancelled = LIFECYCLE_DETAILS[next].lifecycle === 'cancelled';
+    drafts.push(orderEvent(updated, cancelled ? 'order.cancelled' : 'order.updated', change.occurredAt ?? now));
+  }
   await appendEvents(tx, { clientId: updated.clientId, environment: updated.environment }, drafts);
   return updated;
 }

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
 import { orders, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
 import type { Scope } from '../../auth/scopes';
 import { SCOPES } from '../../auth/scopes';
@@ -163,5 +164,52 @@ describe('console procedures', () => {
     });
     // The signing secret and the resolved address of the receiver are never part of the view.
     expect(JSON.stringify(view.data)).not.toMatch(/secret|203\.0\.113\.7/);
+  });
+});
+
+describe('console session', () => {
+  it('describes the key in use: prefix, environment, scopes it has and lacks, expiry; never the key or its hash', async () => {
+    const { order } = await newOrder(db);
+    const expiresAt = new Date(Date.now() + 86_400_000);
+    const created = await createKey(db, { clientId: order.clientId, environment: 'sandbox', scopes: ['orders:read', 'events:read'], expiresAt });
+    const session = (await callerFor(created.key).console.session({})).data;
+    expect(session).toMatchObject({
+      key_id: created.key_id,
+      environment: 'sandbox',
+      scopes: ['orders:read', 'events:read'],
+      missing_scopes: SCOPES.filter((s) => s !== 'orders:read' && s !== 'events:read'),
+      expires_at: expiresAt.toISOString(),
+      client_id: order.clientId,
+    });
+    expect(created.key.startsWith(session.key_prefix)).toBe(true);
+    expect(session.key_prefix.length).toBeLessThan(created.key.length / 2);
+    expect(JSON.stringify(session)).not.toContain(created.key);
+    await expect(callerFor(await keyFor(order, 'production')).console.session({})).rejects.toMatchObject({ errorCode: 'forbidden' });
+  });
+});
+
+describe('console order list filters', () => {
+  it('search by part of the external order id, any case, with % and _ taken literally, and filter by lifecycle', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const named = async (externalOrderId: string, secondsLater: number) => {
+      const row = await sibling(order, secondsLater);
+      await db.update(orders).set({ externalOrderId }).where(eq(orders.id, row.id));
+      return row;
+    };
+    const a = await named('Clinic_A-0001', 1);
+    const b = await named('clinicXa-0002', 2);
+    const c = await named('other-100%', 3);
+    await acceptOrder(db, { order_id: a.id });
+
+    const search = async (external_order_id: string) => (await api.console.orders({ external_order_id })).data.orders.map((o) => o.order_id);
+    expect(await search('clinic')).toEqual([b.id, a.id]);
+    expect(await search('c_a')).toEqual([a.id]);
+    expect(await search('100%')).toEqual([c.id]);
+    expect(await search('%')).toEqual([c.id]);
+    const active = (await api.console.orders({ lifecycle: 'active' })).data.orders;
+    expect(active.map((o) => o.order_id)).toEqual([a.id]);
+    expect(active[0].lifecycle).toBe('active');
+    expect((await api.console.orders({ lifecycle: 'pending', external_order_id: 'clinic' })).data.orders.map((o) => o.order_id)).toEqual([b.id]);
   });
 });

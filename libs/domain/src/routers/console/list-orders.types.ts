@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { oneLineCharacters, queryInteger, strictInput } from '../../common-schemas';
 import { consoleOrderPageSchema } from '../../console/console.schemas';
 import { ORDER_LIST_DEFAULT_LIMIT, ORDER_LIST_MAX_LIMIT } from '../../console/order-list';
+import { LIMITS } from '../../limits';
+import { lifecycleSchema } from '../../orders/lifecycle';
 import { envelopeOf } from '../../http/envelope';
 import type { ProcedureMeta } from '../../trpc';
 
@@ -10,6 +12,8 @@ export const listConsoleOrdersMeta: ProcedureMeta = { scope: 'orders:read' };
 export const listConsoleOrdersInput = strictInput({
   cursor: z.string().max(80).check(oneLineCharacters).optional(),
   limit: queryInteger({ min: 1, max: ORDER_LIST_MAX_LIMIT, default: ORDER_LIST_DEFAULT_LIMIT }),
+  external_order_id: z.string().trim().min(1).max(LIMITS.externalOrderId).check(oneLineCharacters).optional(),
+  lifecycle: lifecycleSchema.optional(),
   // Sent by tRPC's infinite queries (useInfiniteQuery); pages only go forward, to older orders.
   direction: z.enum(['forward']).optional(),
 });
