@@ -195,7 +195,7 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
       output.out(style.red(`  failed: #${failure.sequence} ${failure.type} ${failure.event_id} (${failure.status ?? failure.error})`));
     }
     output.out(`Cursor: ${style.bold(cursor)}`);
-    output.out(style.dim(`Resume with: lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.secret ? ' --secret …' : ''}`));
+    output.out(style.dim(`Resume with: lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.events ? ` --events ${[...options.events].join(',')}` : ''}${options.secret ? ' --secret …' : ''}`));
   }
   if (fatal) throw fatal;
   return failures.length > 0 ? 1 : 0;
