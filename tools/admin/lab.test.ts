@@ -66,7 +66,8 @@ const eventTypes = (outcome: { events: { type: string }[] }) => outcome.events.m
 describe('admin lab', { timeout: 120_000 }, () => {
   it('walks an order from transmission to a released critical final result (--json)', async () => {
     const orderId = await newOrder();
-    expect(eventTypes(await json('lab', 'transmit', orderId))).toEqual(['order.updated']);
+    // received → transmitted changes only lifecycle_detail, which no event shows: nothing is emitted.
+    expect(eventTypes(await json('lab', 'transmit', orderId))).toEqual([]);
     const acked = await json('lab', 'acknowledge', orderId, '--status', 'accepted', '--external-order-ref', 'LIS-1', '--requisition-id', 'REQ-1');
     expect(acked.order).toMatchObject({ lifecycle_detail: 'accepted', requisition: { state: 'issued', requisition_id: 'REQ-1' }, transmission: { ack_status: 'accepted', external_order_ref: 'LIS-1', attempt_no: 1 } });
     expect((await json('lab', 'accept', orderId)).order.lifecycle_detail).toBe('awaiting_collection');
@@ -91,6 +92,19 @@ describe('admin lab', { timeout: 120_000 }, () => {
     const shown = await json('lab', 'show', orderId);
     expect(shown.results).toEqual([released.result]);
     expect(shown.order.lifecycle_detail).toBe('final_results');
+  });
+
+  it('transmit retries a failed transmission: a new attempt, and the laboratory-owned exception resolved', async () => {
+    const orderId = await newOrder();
+    await ok('lab', 'transmit', orderId);
+    const failed = await json('lab', 'fail-transmission', orderId, '--reason', 'interface engine timeout');
+    expect(failed.order).toMatchObject({ lifecycle: 'pending', lifecycle_detail: 'transmission_failed', next_action: 'wait_for_laboratory' });
+    expect(failed.exception).toMatchObject({ category: 'transmission_failed', owner_role: 'laboratory', retryable: true, status: 'open' });
+    expect(failed.events).toEqual([]);
+    const retried = await json('lab', 'transmit', orderId);
+    expect(retried.order).toMatchObject({ lifecycle_detail: 'transmitted', transmission: { status: 'sent', attempt_no: 2 } });
+    const listed = await json('lab', 'exceptions', 'list', orderId);
+    expect(listed.exceptions).toEqual([expect.objectContaining({ category: 'transmission_failed', status: 'resolved', resolution_text: 'The laboratory transmitted the order again.' })]);
   });
 
   it('prints readable text by default: the new state, what changed and the events', async () => {

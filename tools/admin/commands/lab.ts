@@ -112,11 +112,11 @@ export function registerLab(program: Command): void {
       );
     });
 
-  orderArgument(lab.command('transmit').description('send the order to the laboratory system (one more transmission attempt)'))
+  orderArgument(lab.command('transmit').description('send the order to the laboratory system (one more attempt); after a failed transmission this is the retry, resolving its exception'))
     .addOption(jsonOption())
     .action(async (orderId: string, options: OutputOptions) => report(options)(await operate((l) => l.transmit({ order_id: orderId }))));
 
-  orderArgument(lab.command('acknowledge').description("record the laboratory system's acknowledgement; accepted issues the requisition, rejected fails the order"))
+  orderArgument(lab.command('acknowledge').description("record the laboratory system's acknowledgement; accepted issues the requisition, rejected fails the order (the partner closes it by cancelling)"))
     .addOption(new Option('--status <status>', 'the acknowledgement').choices(['accepted', 'rejected']).makeOptionMandatory())
     .option('--external-order-ref <ref>', "the laboratory system's reference for the order")
     .option('--requisition-id <id>', 'requisition id to issue (default: generated)')
@@ -138,7 +138,7 @@ export function registerLab(program: Command): void {
       ),
     );
 
-  orderArgument(lab.command('fail-transmission').description('the transmission failed: the order fails with a transmission_failed exception for the partner'))
+  orderArgument(lab.command('fail-transmission').description('the transmission failed: a laboratory-owned, retryable transmission_failed exception; retry with `lab transmit`, or `lab cancel`'))
     .option('--reason <text>', 'what went wrong (operator notes, never shown to partners)')
     .option('--source-exception-type <type>', "the integration's own error type, when it gave one")
     .option('--adapter-key <key>', 'the integration adapter that failed')

@@ -932,12 +932,15 @@ export interface components {
             type: components["schemas"]["EventType"];
             /** @description Payload version, currently 1. */
             version: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the underlying fact happened: the collection or receipt time the laboratory reported, the release time of a result. A fact reported without a time of its own happened when it was recorded. Not the stream order: it can go backwards along the stream; order by `sequence`.
+             */
             occurred_at: string;
             environment: components["schemas"]["Environment"];
             /** Format: uuid */
             program_id?: string;
-            /** @description Dense, increasing position in your stream (per API client and environment). */
+            /** @description Dense, increasing position in your stream (per API client and environment); alone gives the order of events. */
             sequence: number;
             data: components["schemas"]["EventData"];
         };

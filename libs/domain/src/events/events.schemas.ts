@@ -38,7 +38,13 @@ export const eventDataSchema = z
     result_version: z.number().int().optional(),
     result_provenance: z.string().optional(),
     result_is_critical: z.boolean().optional(),
-    action_required_code: z.string().optional(),
+    action_required_code: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'On integration.action_required: the category of the exception to act on. On order.updated / order.cancelled: present when what you must act on changed — the category of the newest exception still yours, or `none`.',
+      }),
     links: z.record(z.string(), z.string().startsWith('/')).optional().meta({ description: 'Relative API paths to re-read the authoritative state.' }),
   })
   .meta({ id: 'EventData', description: 'Identifiers and coarse state only; read details from the API.' });

@@ -6,7 +6,7 @@ import { nextState, type LifecycleDetail } from '../orders/lifecycle';
 import type { OrderRow, SpecimenRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';
 import { changeOrderState, orderEvent } from '../orders/state-change';
-import { insertException, resolveSpecimenRejections } from './exceptions';
+import { insertException } from './exceptions';
 import { factTime } from './fact-time';
 import { laboratoryReference } from './identifiers';
 import { LaboratoryOperationError, operateOnOrder } from './operation';
@@ -71,8 +71,17 @@ export async function collectSpecimen(
         createdAt: now,
       })
       .returning();
-    if (rejected) await resolveSpecimenRejections(tx, order.id, rejected.id, now);
-    await changeOrderState(tx, order, 'collect', { events: specimenEvent('collected', collectedAt), occurredAt: collectedAt }, now);
+    await changeOrderState(
+      tx,
+      order,
+      'collect',
+      {
+        events: specimenEvent('collected', collectedAt),
+        occurredAt: collectedAt,
+        settles: rejected ? { category: 'specimen_rejected', entityId: rejected.id, resolution: 'A replacement specimen was collected.' } : undefined,
+      },
+      now,
+    );
     return { specimen: operatorSpecimen(specimen) };
   });
 }

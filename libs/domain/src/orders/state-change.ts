@@ -2,8 +2,9 @@ import { and, eq, sql } from 'drizzle-orm';
 import { orders, type Transaction } from '@lop/db';
 import { appendEvents, type EventDraft } from '../events/append';
 import type { EventData } from '../events/events.schemas';
-import { LIFECYCLE_DETAILS, nextState, type LifecycleDetail, type Transition } from './lifecycle';
-import { orderEventData } from './order-events';
+import { settleOpenExceptions, type ExceptionSettlement } from '../exceptions/resolution';
+import { LIFECYCLE_DETAILS, nextState, orderEventFor, type LifecycleDetail, type Transition } from './lifecycle';
+import { actionRequiredData, orderEventData } from './order-events';
 import type { OrderRow } from './order-resource';
 
 /** Locks the order row for the rest of the transaction, so two changes never interleave. */
@@ -26,12 +27,21 @@ export interface StateChange {
    * collected_at): the occurred_at of the order event. Default: `now`, when it is recorded.
    */
   occurredAt?: Date;
+  /** Open exceptions this change settles, e.g. the transmission_failed a retransmission retries. */
+  settles?: ExceptionSettlement;
 }
+
+const CLOSED: ExceptionSettlement = { resolution: 'The order was cancelled.' };
 
 /**
  * Applies one transition from the table in lifecycle.ts and emits its events, all in the
- * caller's transaction. A lifecycle change emits order.updated, or order.cancelled for a
- * cancellation. IllegalTransitionError leaves everything unchanged.
+ * caller's transaction. IllegalTransitionError leaves everything unchanged.
+ *
+ * Events tell the partner only what their payload can show (orderEventFor): order.cancelled on
+ * cancellation, order.updated when lifecycle or next_action changes — and order.updated also when
+ * settling exceptions changed what the partner must act on, carrying `action_required_code`
+ * (what is left, or `none`), so a reader of the stream alone sees `action_required` clear.
+ * Cancelling settles every open exception: a closed order leaves nothing to act on.
  */
 export async function changeOrderState(tx: Transaction, order: OrderRow, transition: Transition, change: StateChange = {}, now = new Date()): Promise<OrderRow> {
   const current = order.lifecycleDetail as LifecycleDetail;
@@ -41,11 +51,12 @@ export async function changeOrderState(tx: Transaction, order: OrderRow, transit
     .set({ ...change.patch, lifecycleDetail: next, updatedAt: now })
     .where(eq(orders.id, order.id))
     .returning();
+  const settlement = LIFECYCLE_DETAILS[next].lifecycle === 'cancelled' ? CLOSED : change.settles;
+  const code = settlement ? await settleOpenExceptions(tx, order.id, settlement, now) : null;
+  const actionRequired = code ? actionRequiredData(order.id, code) : null;
   const drafts: EventDraft[] = [...(change.events?.(updated) ?? [])];
-  if (next !== current) {
-    const cancelled = LIFECYCLE_DETAILS[next].lifecycle === 'cancelled';
-    drafts.push(orderEvent(updated, cancelled ? 'order.cancelled' : 'order.updated', change.occurredAt ?? now));
-  }
+  const type = orderEventFor(current, next) ?? (actionRequired ? 'order.updated' : null);
+  if (type) drafts.push(orderEvent(updated, type, change.occurredAt ?? now, actionRequired ?? {}));
   await appendEvents(tx, { clientId: updated.clientId, environment: updated.environment }, drafts);
   return updated;
 }
