@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { EventTimeline } from '../components/EventTimeline';
 import { ExceptionsPanel } from '../components/ExceptionsPanel';
 import { NextAction, OrderState } from '../components/OrderState';
-import { ResultsPanel } from '../components/ResultsPanel';
+import { criticalObservations, observationLine, ResultsPanel } from '../components/ResultsPanel';
 import { ScenarioPanel } from '../components/ScenarioPanel';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { useEventStream } from '../event-stream';
@@ -24,6 +24,10 @@ export function OrderPage({ orderId }: { orderId: string }) {
   const orderEvents = stream.events.filter((e) => e.data.order_id === orderId);
   const readCall = useLatestCall('orders.get', inputIs({ orderId }));
   const names = useOrderNames(order.data?.data.program_id, order.data?.data.item_id);
+  const canResults = useCapability('results.list');
+  // The same query (and cache entry) as the results panel: the banner costs no extra request.
+  const results = useQuery({ ...trpc.results.list.queryOptions({ orderId }), enabled: canResults.allowed && canResults.known });
+  const critical = criticalObservations(results.data?.data);
   const createCall = useLatestCall('orders.create', (call) => (call.response as { data?: { order_id?: string } } | undefined)?.data?.order_id === orderId);
 
   if (order.isPending) return <Loading label="Reading the order…" />;
@@ -60,6 +64,17 @@ export function OrderPage({ orderId }: { orderId: string }) {
           </p>
         </div>
       </header>
+      {critical.length > 0 && (
+        <section className="critical-banner" aria-label="Critical result">
+          <strong>⚠ Critical result.</strong> The current released version is flagged critical:{' '}
+          {critical.map((o, i) => (
+            <span key={i} className="critical-value">
+              {observationLine(o)}
+            </span>
+          ))}
+          . <span className="small">Act on it as your clinical escalation procedure says; the laboratory has also emitted result.critical.</span>
+        </section>
+      )}
       {flash && (
         <p className="note note-good" role="status">
           {flash}
