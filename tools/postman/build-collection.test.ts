@@ -47,6 +47,25 @@ describe('the Postman collection generated from the OpenAPI document', () => {
     expect(scriptOf(creates[1], 'test')).toContain('Idempotent-Replayed');
   });
 
+  it('reads the event stream from a cursor taken before the order, never from the start of a sandbox with history', () => {
+    const routes = requests.map((item) => `${item.request.method} ${item.request.url.raw.split('?')[0]}`);
+    const create = routes.indexOf('POST {{base_url}}/v1/orders');
+    const reads = requests.map((item, index) => ({ item, index })).filter(({ item }) => item.request.method === 'GET' && item.request.url.raw.startsWith('{{base_url}}/v1/events'));
+    const [before, ...after] = reads;
+    // Before the order: page to the end of whatever history exists, keeping the cursor.
+    expect(before.index).toBeLessThan(create);
+    expect(scriptOf(before.item, 'prerequest')).toContain("removeQueryParams('cursor')");
+    expect(scriptOf(before.item, 'test')).toContain("pm.collectionVariables.set('events_cursor', body.data.next_cursor)");
+    expect(scriptOf(before.item, 'test')).toMatch(/if \(body\.data\.has_more\) pm\.execution\.setNextRequest\(pm\.info\.requestId\)/);
+    // After it: every read starts from that cursor.
+    expect(after.length).toBeGreaterThan(0);
+    for (const { item, index } of after) {
+      expect(index, item.name).toBeGreaterThan(create);
+      expect(item.request.url.query.find((q: any) => q.key === 'cursor'), item.name).toMatchObject({ value: '{{events_cursor}}', disabled: false });
+    }
+    expect(scriptOf(after[0].item, 'test')).toContain("order.created' && e.data.order_id === pm.variables.get('order_id')");
+  });
+
   it('runs in partner order: health first, ids captured before they are used, cancel after the order is read', () => {
     const order = requests.map((item) => `${item.request.method} ${item.request.url.raw.split('?')[0]}`);
     const at = (route: string) => order.indexOf(route);

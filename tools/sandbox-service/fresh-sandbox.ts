@@ -20,6 +20,8 @@ export interface FreshSandbox {
   baseUrl: string;
   /** The demo sandbox key printed by the service (all scopes). */
   key: string;
+  /** The service's database, for a tool that prepares data the way a long-used sandbox has it. */
+  databaseUrl: string;
   /** Everything the service printed so far, for a failure report. */
   output(): string;
   stop(): Promise<void>;
@@ -108,7 +110,7 @@ export async function startFreshSandbox(label: string): Promise<FreshSandbox> {
     const ready = await fetch(`${origin}/readyz`);
     if (!ready.ok) throw new Error(`${origin}/readyz answered ${ready.status}:\n${output}`);
 
-    return { origin, baseUrl: `${origin}${PARTNER_BASE_PATH}`, key, output: () => output, stop: cleanup };
+    return { origin, baseUrl: `${origin}${PARTNER_BASE_PATH}`, key, databaseUrl: database.url, output: () => output, stop: cleanup };
   } catch (error) {
     await cleanup();
     throw error;
