@@ -10,6 +10,8 @@ import {
   openDeliveryQueue,
   processDeliveryJobs,
   protectorFor,
+  retentionSettings,
+  startMaintenance,
   webhookSettings,
   type Clock,
   type Config,
@@ -64,6 +66,7 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     applicationName: 'delivery-worker-pgboss',
     poolSize: localConcurrency + 4,
     onError: (error) => logger.error({ err: error }, 'pg-boss error'),
+    schedule: true,
   });
   const agents = createDeliveryAgents(options.tls);
   const processor: DeliveryProcessor = {
@@ -100,6 +103,13 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
       });
     },
   );
+  // The retention pass: scheduled by every worker, run by one of them at a time (maintenance-job.ts).
+  await startMaintenance(queue.boss, {
+    sql: database.sql,
+    settings: retentionSettings(config),
+    onPass: (outcome) =>
+      'error' in outcome ? logger.error({ err: outcome.error }, 'retention pass failed; pg-boss retries it') : logger.info({ pruned: outcome.pruned, seconds: outcome.seconds }, 'retention pass'),
+  });
   logger.info({ batchSize, localConcurrency }, 'webhook delivery worker started');
 
   let closing: Promise<void> | undefined;

@@ -37,3 +37,4 @@ export type { OperatorContext } from './routers-internal/trpc';
 export * from './webhooks';
 export * from './sandbox';
 export * from './metrics/metrics';
+export * from './retention';

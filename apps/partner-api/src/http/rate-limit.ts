@@ -5,7 +5,9 @@ import { PartnerError, type RateLimitPolicy } from '@lop/domain';
 
 /**
  * Fixed-window counters in PostgreSQL, so every replica shares one budget per API key.
- * express-rate-limit owns the semantics and the RateLimit-* / Retry-After headers.
+ * express-rate-limit owns the semantics and the RateLimit-* / Retry-After headers. Counters of
+ * ended windows are removed by the scheduled retention pass (libs/domain/src/retention), never
+ * on a request's path.
  */
 export class PostgresRateLimitStore implements Store {
   private windowSeconds = 60;
@@ -23,8 +25,6 @@ export class PostgresRateLimitStore implements Store {
       values (${key}, to_timestamp(floor(extract(epoch from now()) / ${this.windowSeconds}) * ${this.windowSeconds}), 1)
       on conflict (subject, window_start) do update set count = rate_limit_counters.count + 1
       returning count, extract(epoch from window_start)::float8 as window_epoch`;
-    // Expired windows are cleared now and then, off the caller's critical path.
-    if (Math.random() < 0.01) void this.sql`delete from rate_limit_counters where window_start < now() - interval '1 hour'`.catch(() => undefined);
     return { totalHits: row.count, resetTime: new Date((row.window_epoch + this.windowSeconds) * 1000) };
   }
 

@@ -64,6 +64,8 @@ export const webhookDeliveries = pgTable(
     uniqueIndex('webhook_deliveries_event_subscription_idx').on(t.eventId, t.subscriptionId).where(sql`kind = 'event'`),
     index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.createdAt),
     index('webhook_deliveries_dead_idx').on(t.createdAt).where(sql`state = 'dead_lettered'`),
+    // The retention pass finds finished deliveries past their window without reading the pending ones.
+    index('webhook_deliveries_completed_idx').on(t.completedAt).where(sql`state <> 'pending'`),
   ],
 );
 

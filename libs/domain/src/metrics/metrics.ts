@@ -23,6 +23,30 @@ export function countDeliveryAttempt(outcome: DeliveryAttemptOutcome): void {
   deliveryAttempts.inc({ outcome });
 }
 
+/** Rows removed by the retention job (libs/domain/src/retention), per table: one series per table it prunes. */
+export const retentionPrunedRows = new Counter({
+  name: 'partner_retention_pruned_rows_total',
+  help: 'Rows removed by the scheduled retention pass in this process, by table.',
+  labelNames: ['table'] as const,
+  registers: [processRegistry],
+});
+
+/** When this process last finished a retention pass: an alert can tell a schedule that stopped running. */
+export const retentionLastRun = new Gauge({
+  name: 'partner_retention_last_run_timestamp_seconds',
+  help: 'Unix time at which this process last finished a retention pass.',
+  registers: [processRegistry],
+});
+
+export function countPrunedRows(table: string, rows: number): void {
+  // inc(0) still creates the series, so every pruned table shows up after the first pass.
+  retentionPrunedRows.inc({ table }, rows);
+}
+
+export function markRetentionRun(): void {
+  retentionLastRun.setToCurrentTime();
+}
+
 export interface DeliveryBacklog {
   /** Pending deliveries whose next attempt is due now (the queue depth a worker has to drain). */
   due: number;

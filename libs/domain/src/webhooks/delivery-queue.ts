@@ -19,6 +19,8 @@ export interface DeliveryQueueSettings {
   attemptTimeoutSeconds: number;
   /** How often workers look for due retries (deferred jobs send no NOTIFY). */
   pollIntervalSeconds: number;
+  /** How long delivery history is kept after a delivery finished (PARTNER_WEBHOOK_RETENTION_DAYS). */
+  historyRetentionSeconds: number;
 }
 
 /**
@@ -43,8 +45,12 @@ export function deliveryQueueOptions(settings: DeliveryQueueSettings): Omit<Queu
     retryDelay: 2,
     retryBackoff: true,
     retryDelayMax: 300,
-    // Delivery rows keep the history; finished jobs need not linger.
-    deleteAfterSeconds: 86_400,
+    // pg-boss keeps nothing about a delivery longer than the delivery history does (retention job,
+    // libs/domain/src/retention). Delivery rows keep the history, so a finished job (a spent wake-up
+    // call) goes after a day, or sooner if the history does; a job still waiting to start goes once
+    // it has waited the whole window past its start time (its worker was gone all that while).
+    deleteAfterSeconds: Math.min(86_400, settings.historyRetentionSeconds),
+    retentionSeconds: settings.historyRetentionSeconds,
   };
 }
 
@@ -82,6 +88,8 @@ export interface OpenQueueOptions {
   applicationName?: string;
   poolSize?: number;
   onError?: (error: Error) => void;
+  /** Run pg-boss's cron pass in this instance (workers only): it turns schedules into jobs. */
+  schedule?: boolean;
 }
 
 /**
@@ -95,7 +103,7 @@ export async function openDeliveryQueue(options: OpenQueueOptions): Promise<Deli
     connectionString: options.databaseUrl,
     application_name: options.applicationName ?? `pgboss-${options.role}`,
     max: options.poolSize ?? (worker ? 6 : 2),
-    schedule: false,
+    schedule: worker && options.schedule === true,
     supervise: worker,
     useListenNotify: worker,
     // Expired jobs (a worker killed mid-attempt) are found by the supervisor's monitor pass.

@@ -21,7 +21,11 @@ export interface WebhookSettings {
 export function webhookSettings(config: Config, databaseUrl?: string): WebhookSettings {
   return {
     policy: { delaysSeconds: config.PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS, retryAfterMaxSeconds: config.PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS },
-    queue: { attemptTimeoutSeconds: config.PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS, pollIntervalSeconds: config.PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS },
+    queue: {
+      attemptTimeoutSeconds: config.PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS,
+      pollIntervalSeconds: config.PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS,
+      historyRetentionSeconds: Math.round(config.PARTNER_WEBHOOK_RETENTION_DAYS * 86_400),
+    },
     attemptTimeoutMs: Math.round(config.PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS * 1000),
     destination: { allowLoopback: config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK, servicePorts: servicePorts(config, databaseUrl) },
     concurrency: config.PARTNER_WEBHOOK_CONCURRENCY,

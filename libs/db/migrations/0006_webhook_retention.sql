@@ -1,0 +1,1 @@
+CREATE INDEX "webhook_deliveries_completed_idx" ON "webhook_deliveries" USING btree ("completed_at") WHERE state <> 'pending';
