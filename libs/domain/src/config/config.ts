@@ -50,9 +50,6 @@ const configSchema = z.object({
   // Retention (libs/domain/src/retention): the contract keeps idempotency keys at least 24 hours, so no setting may go below.
   PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: z.coerce.number().min(24, 'must be at least 24 (idempotency keys are kept at least 24 hours)').max(8760).default(48),
   PARTNER_WEBHOOK_RETENTION_DAYS: z.coerce.number().min(1).max(3650).default(30),
-  // Retention (libs/domain/src/retention): the contract keeps idempotency keys at least 24 hours, so no setting may go below.
-  PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: z.coerce.number().min(24, 'must be at least 24 (idempotency keys are kept at least 24 hours)').max(8760).default(48),
-  PARTNER_WEBHOOK_RETENTION_DAYS: z.coerce.number().min(1).max(3650).default(30),
   // Internal Prometheus endpoints (GET /metrics), never on the partner port; 0 = off.
   PARTNER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   PARTNER_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
