@@ -75,8 +75,8 @@ describe('admin lab', { timeout: 120_000 }, () => {
     expect(collected.specimen).toMatchObject({ specimen_code: 'TUBE-9', specimen_type: 'serum', status: 'collected', collected_at: '2025-03-05T07:15:00.000Z' });
     expect(eventTypes(collected)).toEqual(['specimen.updated', 'order.updated']);
     // They occurred when the specimen was collected, not when the command ran.
-    const occurred = await database.sql<{ at: Date }[]>`select occurred_at as at from events where id in ${database.sql(collected.events.map((e: { event_id: string }) => e.event_id))}`;
-    expect(occurred.map((r) => r.at.toISOString())).toEqual(['2025-03-05T07:15:00.000Z', '2025-03-05T07:15:00.000Z']);
+    const occurred = await database.sql<{ at: string }[]>`select occurred_at as at from events where id in ${database.sql(collected.events.map((e: { event_id: string }) => e.event_id))}`;
+    expect(occurred.map((r) => new Date(r.at).toISOString())).toEqual(['2025-03-05T07:15:00.000Z', '2025-03-05T07:15:00.000Z']);
     expect((await json('lab', 'ship', orderId)).order.lifecycle_detail).toBe('in_transit');
     expect((await json('lab', 'receive', orderId)).order.lifecycle_detail).toBe('received_by_laboratory');
     expect((await json('lab', 'accession', orderId, '--accession-number', 'ACC-9')).order).toMatchObject({ lifecycle_detail: 'in_testing', accession: { accession_number: 'ACC-9' } });
