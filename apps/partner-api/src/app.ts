@@ -21,6 +21,7 @@ import { publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
 import { requestMetrics } from './http/request-metrics';
+import { utf8Query } from './http/url-encoding';
 import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
@@ -79,11 +80,12 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   });
   app.use(publicDocuments());
 
-  app.use(PARTNER_BASE_PATH, jsonBody(), partnerRest((req, res) => createContext(req, res, 'rest'), logger));
+  app.use(PARTNER_BASE_PATH, utf8Query(), jsonBody(), partnerRest((req, res) => createContext(req, res, 'rest'), logger));
 
   // The sandbox console talks tRPC to the same procedures, with the same keys, guard and body limit.
   app.use(
     '/api/trpc',
+    utf8Query(),
     jsonBody(),
     trpcExpress.createExpressMiddleware({
       router: partnerRouter,

@@ -5,6 +5,7 @@ import { acceptsRequestBody, createOpenApiNodeHttpHandler, forEachOpenApiProcedu
 import { errorBodyFor, PartnerError, partnerRouter, type ErrorResponse, type ProcedureMeta, type RequestContext } from '@lop/domain';
 import { logIfUnexpected, sendError } from './send-error';
 import { requestIdOf } from './request-id';
+import { invalidEncoding, undecodable } from './url-encoding';
 
 const kError = Symbol('partnerError');
 type WithError = IncomingMessage & { [kError]?: ErrorResponse };
@@ -32,7 +33,7 @@ function bodyRoutes(): { method: string; pattern: RegExp }[] {
 /**
  * trpc-to-openapi hands path parameters to the procedure still percent-encoded (`a%20b`); a partner
  * encodes an identifier like any URL segment, so the procedure must see it decoded, once.
- * Text that is not valid percent-encoding is passed on as sent.
+ * Text that is not valid percent-encoding is passed on as sent; escapes that are not UTF-8 are refused.
  */
 function decodingCaller(caller: any, pathParams: Map<string, string[]>, path: string[] = []): any {
   return new Proxy(() => undefined, {
@@ -42,6 +43,7 @@ function decodingCaller(caller: any, pathParams: Map<string, string[]>, path: st
       const decoded = input && typeof input === 'object' ? { ...input } : input;
       for (const name of pathParams.get(path.join('.')) ?? []) {
         if (typeof decoded?.[name] !== 'string') continue;
+        if (undecodable(decoded[name])) throw invalidEncoding([name]);
         try {
           decoded[name] = decodeURIComponent(decoded[name]);
         } catch {

@@ -159,6 +159,22 @@ describe('a NUL byte, another control character or a lone surrogate in a stored 
     }
   });
 
+  it('percent-escapes that are not UTF-8 (a lone surrogate\'s bytes, %ff) in a path or query value are 400 invalid_encoding, not U+FFFD', async () => {
+    const before = await rowsOfClient();
+    for (const raw of ['%ED%A0%80', 'a%ffb', '%C0%80']) {
+      expectRefused(await api.call('PUT', `/v1/subjects/${raw}`, { key }), 400, 'invalid_request', { field: 'externalSubjectId', issue: 'invalid_encoding' });
+      expectRefused(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?region=US${raw}`, { key }), 400, 'invalid_request', { field: 'region', issue: 'invalid_encoding' });
+    }
+    // The tRPC door's ?input= is read by a decoder that would do the same.
+    const input = encodeURIComponent(JSON.stringify({ programId: tenant.sandbox.program.id, region: 'US-XX' })).replace('US-XX', 'US%ED%A0%80');
+    expectRefused(await api.fetch('GET', `/api/trpc/programs.requirements?input=${input}`, { key }), 400, 'invalid_request', { field: 'input', issue: 'invalid_encoding' });
+    expect(await rowsOfClient()).toEqual(before);
+    // A `%` that starts no escape is text, taken as sent.
+    const literal = await api.call('PUT', `/v1/subjects/100%-${unique('s')}`, { key });
+    expect(literal.status, literal.text).toBe(200);
+    expect(literal.body.data.external_subject_id).toMatch(/^100%-s-/);
+  });
+
   it('text beyond ASCII, emoji (surrogate pairs) and free-text line breaks are still stored exactly as sent', async () => {
     const external = `ord-Zoë-😀-${unique('x')}`;
     const created = await call('rest', 'orders.create', validOrder({ external_order_id: external, clinical_notes: 'line one\r\nline\ttwo' }));
