@@ -142,6 +142,27 @@ function scenariosTable(): string {
   return table(['scenario', 'steps', 'events emitted, in order'], scenarios.map((s) => [code(s.scenario), steps(s), (s.events as string[]).map(code).join(', ')]));
 }
 
+/**
+ * The version strings as the published artifacts carry them (the documents, a delivery's headers,
+ * the health schema's example, an event's version), so the table cannot state one the service
+ * does not send.
+ */
+function versionsTable(document: Json, asyncapi: Json): string {
+  const header = domain.deliveryHeaders({ secret: 'whsec_docs', timestamp: 0, body: '{}', deliveryId: 'docs' })['x-partner-api-version'];
+  const firstPath = Object.keys(document.paths ?? {})[0] ?? '';
+  const pathVersion = firstPath.slice(PARTNER_BASE_PATH.length + 1).split('/')[0];
+  const eventVersion = asyncapi.components.messages['order.created'].examples[0].payload.version;
+  const buildExample = document.components.schemas.Health.properties.version.example;
+  return table(
+    ['what', 'value', 'where you see it', 'what it means'],
+    [
+      ['API version', code(document.info.version), `the ${code(`/${pathVersion}`)} path segment; OpenAPI ${code('info.version')} (${code(document.info.version)}); AsyncAPI ${code('info.version')} (${code(asyncapi.info.version)}); webhook header ${code('x-partner-api-version')} (${code(header)})`, 'the contract you code against; changes only with a new, incompatible API'],
+      ['Event payload version', code(String(eventVersion)), `${code('version')} of every event (stream and webhook body), an integer`, 'the schema version of the event object within the API version'],
+      ['Service build', code(buildExample), `${code('version')} of ${code('GET /v1/health')}, a string`, 'which release of the service answered; changes with every release, says nothing about compatibility'],
+    ],
+  );
+}
+
 /** Every generated block, by name. */
 export function generatedBlocks(): Record<string, string> {
   const document = buildOpenApiDocument() as Json;
@@ -157,6 +178,7 @@ export function generatedBlocks(): Record<string, string> {
     'webhook-sample-typescript': sample('tools/examples/webhooks/verify-webhook.ts', 'ts'),
     'webhook-sample-python': sample('tools/examples/webhooks/verify_webhook.py', 'python'),
     scenarios: scenariosTable(),
+    versions: versionsTable(document, asyncapi as Json),
   };
 }
 
@@ -180,4 +202,5 @@ export const DOC_FILES = [
   'docs/webhooks.md',
   'docs/sandbox.md',
   'docs/errors.md',
+  'docs/versioning.md',
 ];

@@ -10,6 +10,7 @@ export * from './limits';
 export { hasRefusedCharacter, INPUT_ISSUES, PLAIN_DECIMAL } from './common-schemas';
 export * from './trpc';
 export * from './routers';
+export * from './versions';
 export * from './openapi/document';
 export * from './openapi/polish';
 export * from './openapi/enum-descriptions';

@@ -498,7 +498,10 @@ export interface components {
         Health: {
             /** @constant */
             status: "ok";
-            /** @example 0.1.0 */
+            /**
+             * @description The build (release) of the service that answered, e.g. `0.1.0`. Not the API version (`v1`) nor the event payload version (`1`); it changes with every release and says nothing about compatibility.
+             * @example 0.1.0
+             */
             version: string;
             environment: components["schemas"]["Environment"];
             /** Format: date-time */
@@ -930,7 +933,7 @@ export interface components {
             /** @description Unique; deduplicate on it. */
             event_id: string;
             type: components["schemas"]["EventType"];
-            /** @description Payload version, currently 1. */
+            /** @description Event payload version, an integer, currently 1: the schema version of this object. Not the API version (`v1`, the `x-partner-api-version` header) nor the service build (health `version`). */
             version: number;
             /**
              * Format: date-time

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { EVENT_PAYLOAD_VERSION, EVENT_TYPES, eventSchema, type EventType, type PartnerEvent } from '../events/events.schemas';
+import { EVENT_TYPES, eventSchema, type EventType, type PartnerEvent } from '../events/events.schemas';
 import { ENUM_DOCUMENTATION } from '../openapi/enum-descriptions';
 import { classifyStatus, RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '../webhooks/retry-policy';
-import { deliveryHeaders, SIGNATURE_TOLERANCE_SECONDS, WEBHOOK_API_VERSION } from '../webhooks/signature';
+import { EVENT_PAYLOAD_VERSION, PARTNER_API_VERSION } from '../versions';
+import { deliveryHeaders, SIGNATURE_TOLERANCE_SECONDS } from '../webhooks/signature';
 
 export const ASYNCAPI_PATH = '/api/public/partner-asyncapi';
 
@@ -21,7 +22,10 @@ const HEADER_DESCRIPTIONS: Record<string, { description: string; schema?: Json }
   },
   'x-partner-event-id': { description: 'The event identifier (`event_id`); deduplicate on it.' },
   'x-partner-delivery-id': { description: 'Identifier of this delivery attempt; ignore one you already processed.' },
-  'x-partner-api-version': { description: 'API version of the payload.', schema: { const: WEBHOOK_API_VERSION } },
+  'x-partner-api-version': {
+    description: 'API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build.',
+    schema: { const: PARTNER_API_VERSION },
+  },
 };
 
 /** The headers of an event delivery, read from the signer itself so the document cannot drift from it. */
@@ -159,7 +163,7 @@ export function buildAsyncApiDocument(): Json {
     asyncapi: '3.1.0',
     info: {
       title: 'Laboratory Ordering Partner Webhooks',
-      version: WEBHOOK_API_VERSION,
+      version: PARTNER_API_VERSION,
       description: [
         'Signed webhook deliveries of the partner event stream. A delivery body is the same event object `GET /v1/events` returns; the API, not the webhook, is authoritative: events carry identifiers and coarse state only.',
         '',

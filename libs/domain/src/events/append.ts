@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { enqueueWebhookDeliveries } from '../webhooks/outbox';
-import { EVENT_PAYLOAD_VERSION, eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
+import { EVENT_PAYLOAD_VERSION } from '../versions';
+import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
 
 export interface EventDraft {

@@ -18,8 +18,6 @@ export const EVENT_TYPES = [
 export const eventTypeSchema = z.enum(EVENT_TYPES).meta({ id: 'EventType' });
 export type EventType = z.infer<typeof eventTypeSchema>;
 
-export const EVENT_PAYLOAD_VERSION = 1;
-
 /**
  * The allow-list of `data` keys (spec § Events). Strict: an extra key fails validation, so
  * analyte values, demographics, documents or secrets can never slip into an event.
@@ -54,7 +52,7 @@ export const eventSchema = z
   .object({
     event_id: z.string().meta({ description: 'Unique; deduplicate on it.' }),
     type: eventTypeSchema,
-    version: z.number().int().meta({ description: 'Payload version, currently 1.' }),
+    version: z.number().int().meta({ description: 'Event payload version, an integer, currently 1: the schema version of this object. Not the API version (`v1`, the `x-partner-api-version` header) nor the service build (health `version`).' }),
     occurred_at: timestampSchema.meta({
       format: 'date-time',
       description:

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { environmentSchema } from '../auth/scopes';
 import { timestampSchema } from '../common-schemas';
-
-/** The service's release version, reported by health. */
-export const SERVICE_VERSION = '0.1.0';
+import { SERVICE_VERSION } from '../versions';
 
 export const healthSchema = z
   .object({
     status: z.literal('ok'),
-    version: z.string().meta({ example: SERVICE_VERSION }),
+    version: z.string().meta({
+      example: SERVICE_VERSION,
+      description: 'The build (release) of the service that answered, e.g. `0.1.0`. Not the API version (`v1`) nor the event payload version (`1`); it changes with every release and says nothing about compatibility.',
+    }),
     environment: environmentSchema,
     server_time: timestampSchema,
   })

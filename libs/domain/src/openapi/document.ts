@@ -4,6 +4,7 @@ import { ERROR_CODES, type ErrorCode } from '../http/errors';
 import { errorEnvelope } from '../http/envelope';
 import { partnerRouter } from '../routers';
 import type { ProcedureMeta } from '../trpc';
+import { PARTNER_API_VERSION } from '../versions';
 import { errorResponseObject, polishDocument } from './polish';
 
 export const PARTNER_BASE_PATH = '/api/public/partner';
@@ -29,7 +30,7 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
     title: 'Laboratory Ordering Partner API',
     description:
       "Server-to-server API through which a clinical laboratory's partners check what the laboratory offers, place and cancel test orders, follow them through collection and testing, and read released results.",
-    version: 'v1',
+    version: PARTNER_API_VERSION,
     baseUrl: PARTNER_BASE_PATH,
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer <API_KEY>`.' } },
     defs: { ErrorEnvelope: errorEnvelope },

@@ -1,7 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { PARTNER_API_VERSION } from '../versions';
 
-/** The payload's API version, sent as x-partner-api-version. */
-export const WEBHOOK_API_VERSION = 'v1';
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** `whsec_` + 32 random bytes: recognisable in a secret store, never confused with an API key. */
@@ -42,6 +41,7 @@ export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, str
     'x-partner-timestamp': String(input.timestamp),
     ...(input.eventId ? { 'x-partner-event-id': input.eventId } : {}),
     'x-partner-delivery-id': input.deliveryId,
-    'x-partner-api-version': WEBHOOK_API_VERSION,
+    // The API version of the payload (spec: delivery headers), the same `v1` as the path and OpenAPI info.version.
+    'x-partner-api-version': PARTNER_API_VERSION,
   };
 }

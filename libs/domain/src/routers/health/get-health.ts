@@ -1,5 +1,5 @@
 import { ok } from '../../http/envelope';
-import { SERVICE_VERSION } from '../../health/health.schemas';
+import { SERVICE_VERSION } from '../../versions';
 import { keyProcedure } from '../../trpc';
 import { getHealthInput, getHealthMeta, getHealthOutput } from './get-health.types';
 
