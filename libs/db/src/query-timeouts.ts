@@ -17,9 +17,11 @@ import type postgres from 'postgres';
  *    it, the server rolls back an open transaction when it sees the disconnect, and the next query
  *    opens a fresh connection (bounded by connect_timeout). Connections that are still answering
  *    (a partial failure) are left alone;
- *  - until the server answers anything again, one query at a time probes it and the others fail at
- *    once: a request's follow-up work after a timeout (cleanup, a second statement) must not wait
- *    out a deadline of its own, and the pool must not pile up work for a server that is not there.
+ *  - after a missed deadline or a failed connection attempt, until the server answers anything
+ *    again, one query at a time probes it and the others fail at once with the reason: a request's
+ *    follow-up work after a timeout (cleanup, a second statement) must not wait out a deadline of
+ *    its own, and the pool must not pile up work (postgres.js serves its queue one connection
+ *    attempt per query) for a server that is not there.
  *
  * Relies on postgres.js 3.4.9 internals, checked by query-timeouts.test.ts: a Query is dispatched
  * by calling its own `handler` property, and settled through its own `reject` property.
@@ -52,12 +54,17 @@ export class DatabaseNotAnsweringError extends Error {
 
 /** The server answered, even if with an error (a statement timeout, a constraint): it is not stalled. */
 const isAnswer = (error: unknown) => (error as { name?: unknown })?.name === 'PostgresError';
-// Failures that say why the server is not answering. Not closed connections: the sweep itself causes them.
-const CAUSES = new Set([QUERY_TIMEOUT, 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+// Connecting failed: the server is not there to answer (refused, unknown, unreachable, or no
+// startup answer within connect_timeout). Not closed connections: the sweep itself causes them.
+const CONNECTION_FAILURES = new Set(['CONNECT_TIMEOUT', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const CLOSED = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED']);
+const codeOf = (error: unknown) => (error as { code?: unknown })?.code as string;
 
 interface PendingQuery extends Promise<unknown> {
   handler: ((query: PendingQuery) => void) & { debug?: unknown };
   reject: (error: unknown) => void;
+  /** Set by postgres.js once the query is written to a connection. */
+  state: unknown;
 }
 
 const isQuery = (value: unknown): value is PendingQuery =>
@@ -131,23 +138,28 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
   const server = {
     stalled: false,
     probing: false,
-    failure: new QueryTimeoutError(timeoutMs) as Error & { code?: unknown },
-    missed(error: QueryTimeoutError) {
+    failure: new QueryTimeoutError(timeoutMs) as Error,
+    /** A deadline passed; `sent`: the query was on a connection, not still waiting for one. */
+    missed(error: QueryTimeoutError, sent: boolean) {
       server.stalled = true;
-      server.failure = error;
+      // Waiting for a connection while connecting fails says nothing new: keep that reason.
+      if (sent || !CONNECTION_FAILURES.has(codeOf(server.failure))) server.failure = error;
       sweeper.suspect();
     },
+    notAnswering: () => new DatabaseNotAnsweringError(codeOf(server.failure) ?? QUERY_TIMEOUT, server.failure),
     /** For work entering the pool: the error to fail with now, or null (`probe` set when it is the one probing). */
     admit(entry: { probe: boolean }): Error | null {
       if (!server.stalled) return null;
-      if (server.probing) return new DatabaseNotAnsweringError(typeof server.failure.code === 'string' ? server.failure.code : QUERY_TIMEOUT, server.failure);
+      if (server.probing) return server.notAnswering();
       server.probing = entry.probe = true;
       return null;
     },
     settled(entry: { probe: boolean }, outcome: { answered: true } | { answered: false; error?: unknown }) {
       if (entry.probe) server.probing = entry.probe = false;
       if (outcome.answered) server.stalled = false;
-      else if (server.stalled && CAUSES.has((outcome.error as { code?: unknown })?.code as string) && !(outcome.error instanceof DatabaseNotAnsweringError)) {
+      else if (CONNECTION_FAILURES.has(codeOf(outcome.error)) && !(outcome.error instanceof DatabaseNotAnsweringError)) {
+        // Connecting failed: fail fast from now on too, for the same reason.
+        server.stalled = true;
         server.failure = outcome.error as Error;
       }
     },
@@ -155,6 +167,11 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
 
   const bound = (query: PendingQuery, transaction: TransactionGuard | undefined): PendingQuery => {
     const dispatch = query.handler;
+    const reject = query.reject;
+    // While the server is not answering, a closed connection is most likely the sweep's doing:
+    // say what is actually wrong.
+    query.reject = (error: unknown) =>
+      reject(server.stalled && CLOSED.has(codeOf(error)) ? server.notAnswering() : error);
     const handler = (q: PendingQuery) => {
       if (transaction?.error) return q.reject(transaction.error);
       // A transaction's own statements run on the connection it already holds.
@@ -163,9 +180,9 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
       if (refused) return q.reject(refused);
       const timer = setTimeout(() => {
         const error = new QueryTimeoutError(timeoutMs);
+        server.missed(error, q.state != null);
         q.reject(error);
         transaction?.fail(error);
-        server.missed(error);
       }, timeoutMs);
       // Promise's own then: the Query's would dispatch it again.
       Promise.prototype.then.call(
@@ -200,15 +217,19 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
       },
     };
     // BEGIN (or SAVEPOINT) and COMMIT/ROLLBACK are issued by postgres.js itself, outside `bound`.
-    const startPhase = () => {
+    let over = false;
+    // `sent`: COMMIT/ROLLBACK go to the connection the transaction holds; BEGIN may still wait for one.
+    const startPhase = (sent: boolean) => {
       clearTimeout(phase);
+      // Settled already (its connection closed under a callback that went on): nothing left to bound.
+      if (over) return;
       phase = setTimeout(() => {
         const error = new QueryTimeoutError(timeoutMs);
+        server.missed(error, sent);
         guard.fail(error);
-        server.missed(error);
       }, timeoutMs);
     };
-    startPhase();
+    startPhase(false);
     const run = ((target as unknown as Record<typeof method, (...a: unknown[]) => Promise<unknown>>)[method])(...args, async (tx: postgres.TransactionSql) => {
       clearTimeout(phase);
       if (guard.error) throw guard.error;
@@ -218,15 +239,16 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
         result = await callback(guarded(tx, guard) as postgres.TransactionSql);
       } catch (error) {
         if (guard.error) throw guard.error;
-        startPhase(); // the ROLLBACK
+        startPhase(true); // the ROLLBACK
         throw error;
       }
       if (guard.error) throw guard.error;
-      startPhase(); // the COMMIT
+      startPhase(true); // the COMMIT
       return result;
     });
     run.catch((error: unknown) => server.settled(entry, { answered: isAnswer(error), error }));
     return Promise.race([run, failure]).finally(() => {
+      over = true;
       clearTimeout(phase);
       server.settled(entry, { answered: false });
     });
