@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import * as trpcExpress from '@trpc/server/adapters/express';
-import { pendingMigrationCount, type DatabaseConnection } from '@lop/db';
+import type { DatabaseConnection } from '@lop/db';
 import {
   buildOpenApiDocument,
   errorBodyFor,
@@ -16,6 +16,7 @@ import {
 } from '@lop/domain';
 import { accessLog } from './http/access-log';
 import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
+import { healthProbes } from './http/health-probes';
 import { partnerRest } from './http/partner-rest';
 import { publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
@@ -58,18 +59,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     response: { headers: {} },
   });
 
-  app.get('/livez', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    try {
-      const pending = await pendingMigrationCount(database.sql);
-      if (pending > 0) return void res.status(503).json({ status: 'migrating', pending_migrations: pending });
-      res.json({ status: 'ready' });
-    } catch {
-      res.status(503).json({ status: 'database_unreachable' });
-    }
-  });
+  app.use(healthProbes(database, logger));
 
   // Built once: the document depends only on code and configuration.
   const openApiDocument = JSON.stringify(

@@ -28,8 +28,13 @@ export async function runMigrations(url: string): Promise<void> {
 export async function pendingMigrationCount(sql: postgres.Sql): Promise<number> {
   const { readMigrationFiles } = await import('drizzle-orm/migrator');
   const expected = readMigrationFiles({ migrationsFolder });
+  // No migrations table yet (a new database): everything is pending. Any other failure (the
+  // database unreachable, not answering) is the caller's to report, never "migrating".
   const applied = await sql<{ hash: string }[]>`
-    select hash from drizzle.__drizzle_migrations`.catch(() => [] as { hash: string }[]);
+    select hash from drizzle.__drizzle_migrations`.catch((error: { code?: string }) => {
+    if (error.code === '42P01' || error.code === '3F000') return [] as { hash: string }[];
+    throw error;
+  });
   const appliedHashes = new Set(applied.map((row) => row.hash));
   return expected.filter((migration) => !appliedHashes.has(migration.hash)).length;
 }

@@ -145,6 +145,13 @@ export interface DatabaseProxy {
   cut(): Promise<void>;
   /** Reachable again, on the same address (nothing to do when it was not cut). */
   restore(): Promise<void>;
+  /**
+   * The database stalls, as a SIGSTOPped server looks to its clients: connections (open and new)
+   * stay up, bytes sent to it are accepted but nothing is answered.
+   */
+  freeze(): void;
+  /** The stalled database resumes: everything held back is delivered, as after SIGCONT. */
+  thaw(): void;
   close(): Promise<void>;
 }
 
@@ -152,23 +159,40 @@ export interface DatabaseProxy {
 export async function startDatabaseProxy(databaseUrl = testDatabaseUrl()): Promise<DatabaseProxy> {
   const target = new URL(databaseUrl);
   const sockets = new Set<Socket>();
+  const pairs = new Set<[client: Socket, upstream: Socket]>();
   let server: TcpServer;
   let listening = false;
+  let frozen = false;
+  // Unpiped and paused, a socket leaves what arrives in the kernel's buffers: nothing is lost, nothing answered.
+  const hold = ([client, upstream]: [Socket, Socket]) => {
+    client.unpipe(upstream);
+    upstream.unpipe(client);
+    client.pause();
+    upstream.pause();
+  };
+  const relay = ([client, upstream]: [Socket, Socket]) => {
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
       server = createTcpServer((client) => {
         const upstream = connect(Number(target.port || 5432), target.hostname);
+        const pair: [Socket, Socket] = [client, upstream];
         const drop = () => {
           client.destroy();
           upstream.destroy();
           sockets.delete(client);
           sockets.delete(upstream);
+          pairs.delete(pair);
         };
         for (const socket of [client, upstream]) {
           sockets.add(socket);
           socket.on('error', drop).on('close', drop);
         }
-        client.pipe(upstream).pipe(client);
+        pairs.add(pair);
+        if (frozen) hold(pair);
+        else relay(pair);
       });
       server.once('error', reject);
       server.listen(port, '127.0.0.1', () => {
@@ -193,7 +217,18 @@ export async function startDatabaseProxy(databaseUrl = testDatabaseUrl()): Promi
     restore: async () => {
       if (!listening) await listen(port);
     },
-    close: cut,
+    freeze: () => {
+      frozen = true;
+      for (const pair of pairs) hold(pair);
+    },
+    thaw: () => {
+      frozen = false;
+      for (const pair of pairs) relay(pair);
+    },
+    close: () => {
+      frozen = false;
+      return cut();
+    },
   };
 }
 

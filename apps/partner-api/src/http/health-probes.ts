@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import type { Logger } from 'pino';
+import { pendingMigrationCount, QUERY_TIMEOUT, type DatabaseConnection } from '@lop/db';
+
+/** Why /readyz answers 503 (README § Health probes). */
+export type NotReadyReason = 'database_unreachable' | 'database_timeout' | 'database_error' | 'migrating';
+
+// Reachable but not answering in time: a stalled or overloaded server, or a path that drops packets.
+const TIMEOUT_CODES = new Set([QUERY_TIMEOUT, 'CONNECT_TIMEOUT', '57014']);
+// Not reachable at all, or the connection went away.
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '53300']);
+
+function reasonOf(error: unknown): NotReadyReason {
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    if (TIMEOUT_CODES.has(code)) return 'database_timeout';
+    if (UNREACHABLE_CODES.has(code) || code.startsWith('08')) return 'database_unreachable';
+  }
+  return 'database_error';
+}
+
+/**
+ * GET /livez: the process serves HTTP (no database). GET /readyz: it can serve partners: the
+ * database answers (within the pool's query timeout) and its schema is current.
+ */
+export function healthProbes(database: DatabaseConnection, logger: Logger): Router {
+  const router = Router();
+  router.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    try {
+      const pending = await pendingMigrationCount(database.sql);
+      if (pending > 0) return void res.status(503).json({ status: 'migrating' satisfies NotReadyReason, pending_migrations: pending });
+      res.json({ status: 'ready' });
+    } catch (error) {
+      const reason = reasonOf(error);
+      if (reason === 'database_error') logger.warn({ err: error }, 'readiness check failed');
+      res.status(503).json({ status: reason });
+    }
+  });
+  return router;
+}
