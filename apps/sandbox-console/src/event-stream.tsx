@@ -67,6 +67,8 @@ export function EventStreamProvider({ children }: { children: ReactNode }) {
       void queryClient.invalidateQueries(trpc.orders.pathFilter());
       void queryClient.invalidateQueries(trpc.results.pathFilter());
       void queryClient.invalidateQueries(trpc.console.orders.pathFilter());
+      // Another tab or the partner's own code may have moved a scenario on.
+      void queryClient.invalidateQueries(trpc.console.orderScenarios.pathFilter());
     }
     if (!page.has_more) caughtUp.current = true;
     if (page.next_cursor !== cursor) setCursor(page.next_cursor);

@@ -259,7 +259,7 @@ describe('sandbox scenarios and POST /v1/sandbox/orders/{orderId}/simulate', () 
       expectSuccess(await client.cancel(orderId));
       const cursor = await streamEnd();
       const error = expectError(await simulate(orderId, { scenario: 'happy_path', steps: 1 }), 422, 'simulation_not_allowed');
-      expect(error.message).toMatch(/step 3 of \d+, accept\) needs an order in state accepted; this order is cancelled_by_partner/);
+      expect(error.message).toMatch(/step 3 of \d+, await_collection\) needs an order in state accepted; this order is cancelled_by_partner/);
       expect(await eventsAfter(cursor)).toEqual([]);
     });
 

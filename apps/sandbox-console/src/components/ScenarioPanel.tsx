@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useCapability } from '../capabilities';
 import { humanize } from '../format';
 import { inputIs, useLatestCall } from '../inspector/call-log';
@@ -7,61 +7,96 @@ import { useTRPC, type Outputs } from '../trpc';
 import { Inspector } from './Inspector';
 import { Badge, ErrorNotice, Loading } from './states';
 
-type Scenario = Outputs['sandbox']['scenarios']['data'][number];
+type OrderScenarios = Outputs['console']['orderScenarios']['data'];
+type Scenario = OrderScenarios['scenarios'][number];
 type Simulation = Outputs['sandbox']['simulate']['data'];
 
-interface Progress {
-  scenario: string;
-  completed: number;
+/** The server's progress in one string: a change anywhere (state or any scenario's steps) changes it. */
+function signature(data: OrderScenarios | undefined): string | null {
+  return data ? `${data.lifecycle_detail}|${data.scenarios.map((s) => s.steps_applied).join(',')}` : null;
 }
 
-/** What this tab knows of the order's progress through a scenario (the server keeps the truth). */
-const progressKey = (orderId: string) => `lop.sandbox-console.progress.${orderId}`;
-function readProgress(orderId: string): Progress | null {
-  try {
-    const raw = sessionStorage.getItem(progressKey(orderId));
-    return raw ? (JSON.parse(raw) as Progress) : null;
-  } catch {
-    return null;
-  }
+/** The scenario a reader most likely wants: the one in progress here, else the first that can start. */
+function preferred(scenarios: Scenario[]): Scenario | undefined {
+  const inProgress = scenarios.filter((s) => s.available && s.status === 'in_progress').sort((a, b) => (b.last_applied_at ?? '').localeCompare(a.last_applied_at ?? ''));
+  return inProgress[0] ?? scenarios.find((s) => s.available) ?? [...scenarios].filter((s) => s.status !== 'not_started').sort((a, b) => (b.last_applied_at ?? '').localeCompare(a.last_applied_at ?? ''))[0];
 }
 
+/**
+ * Runs sandbox scenarios on the order from the server's state: the steps already applied (by this
+ * tab, another tab or the partner's own code) come from console.orderScenarios, and only scenarios
+ * whose next step can run from the order's state are offered.
+ */
 export function ScenarioPanel({ orderId }: { orderId: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const scenarios = useQuery(trpc.sandbox.scenarios.queryOptions({}));
-  const [progress, setProgress] = useState<Progress | null>(() => readProgress(orderId));
-  const [chosen, setChosen] = useState<string>(() => progress?.scenario ?? '');
-  const [last, setLast] = useState<Simulation | null>(null);
-  const lastCall = useLatestCall('sandbox.simulate', inputIs({ orderId }));
+  const canRead = useCapability('console.orderScenarios');
   const can = useCapability('sandbox.simulate');
-  const reasonId = useId();
+  const progress = useQuery({ ...trpc.console.orderScenarios.queryOptions({ orderId }), enabled: canRead.allowed && canRead.known });
+  const [chosen, setChosen] = useState<string | null>(null);
+  const [last, setLast] = useState<Simulation | null>(null);
+  // When the last success arrived, and the server's progress when the last refusal arrived: the
+  // progress read after them decides whether their banners still hold.
+  const [outcomeAt, setOutcomeAt] = useState(0);
+  const [refusedAt, setRefusedAt] = useState<string | null>(null);
+  const lastCall = useLatestCall('sandbox.simulate', inputIs({ orderId }));
   const selectId = useId();
-  const stepsId = useId();
+  const reasonId = useId();
+  // While a step runs the buttons refuse clicks but keep focus: a disabled button would drop it to <body>.
+  const running = useRef(false);
 
   const simulate = useMutation(
     trpc.sandbox.simulate.mutationOptions({
       onSuccess: (result) => {
-        const next = { scenario: result.data.scenario, completed: result.data.steps_completed };
-        sessionStorage.setItem(progressKey(orderId), JSON.stringify(next));
-        setProgress(next);
         setLast(result.data);
+        setOutcomeAt(Date.now());
         void queryClient.invalidateQueries(trpc.orders.get.queryFilter({ orderId }));
         void queryClient.invalidateQueries(trpc.results.list.queryFilter({ orderId }));
         void queryClient.invalidateQueries(trpc.orders.exceptions.queryFilter({ orderId }));
         void queryClient.invalidateQueries(trpc.console.orders.pathFilter());
       },
+      onError: () => setRefusedAt(signature(queryClient.getQueryData(trpc.console.orderScenarios.queryKey({ orderId }))?.data)),
+      onSettled: async () => {
+        await queryClient.invalidateQueries(trpc.console.orderScenarios.queryFilter({ orderId }));
+        running.current = false;
+      },
     }),
   );
 
-  if (scenarios.isPending) return <Loading label="Reading scenarios…" />;
-  if (scenarios.isError) return <ErrorNotice error={scenarios.error} onRetry={() => scenarios.refetch()} />;
+  const scenarios = progress.data?.data.scenarios ?? [];
+  const offered = scenarios.filter((s) => s.available);
+  const fallback = preferred(scenarios);
+  const scenario = scenarios.find((s) => s.scenario === chosen) ?? fallback;
+  const completed = scenario?.steps_applied ?? 0;
 
-  const selectedName = chosen || scenarios.data.data[0]?.scenario || '';
-  const scenario: Scenario | undefined = scenarios.data.data.find((s) => s.scenario === selectedName);
-  const completed = progress && progress.scenario === selectedName ? progress.completed : null;
-  const finished = scenario !== undefined && completed !== null && completed >= scenario.steps;
-  const run = (steps?: number) => scenario && simulate.mutate({ orderId, scenario: scenario.scenario, ...(steps ? { steps } : {}) });
+  // A banner describes one moment: once the server's progress moves on (another tab, a partner's own
+  // call), the success banner and any refusal are stale and go.
+  const staleSuccess = last !== null && outcomeAt > 0 && progress.dataUpdatedAt > outcomeAt && (last.scenario !== scenario?.scenario || last.steps_completed !== completed);
+  const staleRefusal = simulate.isError && refusedAt !== null && signature(progress.data?.data) !== refusedAt;
+  const stale = staleSuccess || staleRefusal;
+  const { reset } = simulate;
+  useEffect(() => {
+    if (stale) {
+      setLast(null);
+      setOutcomeAt(0);
+      setRefusedAt(null);
+      reset();
+    }
+  }, [stale, reset]);
+
+  if (!canRead.allowed) return <p className="note note-warn reason">{canRead.reason}</p>;
+  if (progress.isPending) return <Loading label="Reading where this order stands in each scenario…" />;
+  if (progress.isError) return <ErrorNotice error={progress.error} onRetry={() => progress.refetch()} />;
+  if (!scenario) return <p className="muted">No scenario is defined.</p>;
+
+  const blocked = simulate.isPending || !scenario.available || !can.allowed;
+  const run = (steps?: number) => {
+    if (running.current || blocked) return;
+    running.current = true;
+    setLast(null);
+    simulate.mutate({ orderId, scenario: scenario.scenario as Parameters<typeof simulate.mutate>[0]['scenario'], ...(steps ? { steps } : {}) });
+  };
+  const notOffered = scenarios.filter((s) => !s.available);
 
   return (
     <div className="stack">
@@ -69,96 +104,129 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
         <label htmlFor={selectId}>Scenario</label>
         <select
           id={selectId}
-          value={selectedName}
+          value={scenario.scenario}
           onChange={(e) => {
             setChosen(e.target.value);
             setLast(null);
             simulate.reset();
           }}
         >
-          {scenarios.data.data.map((s) => (
+          {offered.map((s) => (
             <option key={s.scenario} value={s.scenario}>
               {s.scenario}
+              {s.status === 'in_progress' ? ` (${s.steps_applied} of ${s.steps} done)` : ''}
             </option>
           ))}
+          {!scenario.available && (
+            <option value={scenario.scenario}>
+              {scenario.scenario} ({scenario.status === 'completed' ? 'completed' : 'cannot continue'})
+            </option>
+          )}
         </select>
       </div>
-      {scenario && (
-        <>
-          <p>{scenario.description}</p>
-          <ol className="steps" id={stepsId} aria-label={`Steps of ${scenario.scenario}`}>
-            {scenario.step_details.map((s) => {
-              const state = completed === null ? 'unknown' : s.step <= completed ? 'done' : s.step === completed + 1 ? 'next' : 'todo';
-              return (
-                <li key={s.step} className={`step step-${state}`} aria-current={state === 'next' ? 'step' : undefined}>
-                  <span className="step-marker" aria-hidden="true">
-                    {state === 'done' ? '✓' : s.step}
-                  </span>
-                  <span className="step-body">
-                    <span className="step-name">
-                      {humanize(s.name)}
-                      {state === 'done' && <span className="visually-hidden"> (done)</span>}
-                      {state === 'next' && <span className="visually-hidden"> (next)</span>}
-                    </span>
-                    <span className="muted small">{s.description}</span>
-                    {s.events.length > 0 && (
-                      <span className="step-events">
-                        {s.events.map((e, i) => (
-                          <code key={i}>{e}</code>
-                        ))}
-                      </span>
-                    )}
-                  </span>
-                </li>
-              );
-            })}
-          </ol>
-          <p className="muted small">
-            Ends in <code>{scenario.ends_in}</code> · emits {scenario.events.length} events on a new order.
-          </p>
-          <div className="row">
-            <button type="button" className="button" onClick={() => run(1)} disabled={simulate.isPending || finished || !can.allowed} aria-describedby={can.allowed ? undefined : reasonId}>
-              {simulate.isPending ? 'Running…' : completed ? 'Run next step' : 'Run first step'}
-            </button>
-            <button type="button" className="button secondary" onClick={() => run()} disabled={simulate.isPending || finished || !can.allowed} aria-describedby={can.allowed ? undefined : reasonId}>
-              {completed ? 'Run remaining steps' : 'Run whole scenario'}
-            </button>
-            {completed !== null && (
-              <span className="muted small" aria-live="polite">
-                {completed} of {scenario.steps} steps done
-              </span>
-            )}
-          </div>
-          {!can.allowed && (
-            <p id={reasonId} className="note note-warn small reason">
-              {can.reason}
-            </p>
-          )}
-          {finished && <p className="note">Every step of this scenario has run on this order. Create a new order from a fixture to run it again.</p>}
-        </>
-      )}
-      {simulate.isError && <ErrorNotice error={simulate.error} title="The simulation did not run." />}
-      <Inspector label="Simulate request" call={lastCall} />
-      {last && (
-        <div className="note note-good" role="status">
-          <p>
-            <strong>
-              Applied {last.steps_applied} step{last.steps_applied === 1 ? '' : 's'}
-            </strong>{' '}
-            ({last.applied_steps.map((s) => humanize(s.name)).join(', ')}) · {last.events_emitted} event{last.events_emitted === 1 ? '' : 's'} emitted
-            {last.event_types.length > 0 && (
-              <>
-                : {last.event_types.map((t, i) => (
-                  <Badge key={i}>{t}</Badge>
-                ))}
-              </>
-            )}
-          </p>
-          <p className="muted small">
-            Order is now <code>{last.lifecycle}</code> / <code>{last.lifecycle_detail}</code>, next action <code>{last.next_action}</code>.
-          </p>
+      <p>{scenario.description}</p>
+
+      <div className="scenario-controls" role="group" aria-label="Run the scenario">
+        <div className="row">
+          <button
+            type="button"
+            className="button"
+            onClick={() => run(1)}
+            aria-disabled={blocked || undefined}
+            aria-describedby={!can.allowed ? reasonId : undefined}
+            aria-busy={simulate.isPending || undefined}
+          >
+            {simulate.isPending ? 'Running…' : completed > 0 ? 'Run next step' : 'Run first step'}
+          </button>
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => run()}
+            aria-disabled={blocked || undefined}
+            aria-describedby={!can.allowed ? reasonId : undefined}
+          >
+            {completed > 0 ? 'Run remaining steps' : 'Run whole scenario'}
+          </button>
+          <span className="muted small" aria-live="polite">
+            {completed} of {scenario.steps} steps done
+          </span>
         </div>
+        {!can.allowed && (
+          <p id={reasonId} className="note note-warn small reason">
+            {can.reason}
+          </p>
+        )}
+        {simulate.isError && <ErrorNotice error={simulate.error} title="The simulation did not run." />}
+        {last && !stale && (
+          <div className="note note-good" role="status">
+            <p>
+              <strong>
+                Applied {last.steps_applied} step{last.steps_applied === 1 ? '' : 's'}
+              </strong>{' '}
+              ({last.applied_steps.map((s) => humanize(s.name)).join(', ')}) · {last.events_emitted} event{last.events_emitted === 1 ? '' : 's'} emitted
+              {last.event_types.length > 0 && (
+                <>
+                  : {last.event_types.map((t, i) => (
+                    <Badge key={i}>{t}</Badge>
+                  ))}
+                </>
+              )}
+            </p>
+            <p className="muted small">
+              Order is now <code>{last.lifecycle}</code> / <code>{last.lifecycle_detail}</code>, next action <code>{last.next_action}</code>.
+            </p>
+          </div>
+        )}
+      </div>
+
+      {scenario.status === 'completed' ? (
+        <p className="note">Every step of this scenario has run on this order. Create a new order from a fixture to run it again.</p>
+      ) : (
+        !scenario.available && scenario.refusal && <p className="note note-warn">{scenario.refusal}</p>
       )}
+
+      <ol className="steps" aria-label={`Steps of ${scenario.scenario}`}>
+        {scenario.step_details.map((s) => {
+          const state = s.applied ? 'done' : s.step === completed + 1 ? 'next' : 'todo';
+          return (
+            <li key={s.step} className={`step step-${state}`} aria-current={state === 'next' ? 'step' : undefined}>
+              <span className="step-marker" aria-hidden="true">
+                {state === 'done' ? '✓' : s.step}
+              </span>
+              <span className="step-body">
+                <span className="step-name">
+                  {humanize(s.name)} <span className="step-leads-to">→ {humanize(s.leads_to)}</span>
+                  {state === 'done' && <span className="visually-hidden"> (done)</span>}
+                  {state === 'next' && <span className="visually-hidden"> (next)</span>}
+                </span>
+                <span className="muted small">{s.description}</span>
+                {s.events.length > 0 && (
+                  <span className="step-events">
+                    {s.events.map((e, i) => (
+                      <code key={i}>{e}</code>
+                    ))}
+                  </span>
+                )}
+              </span>
+            </li>
+          );
+        })}
+      </ol>
+      {notOffered.length > 0 && (
+        <details className="small">
+          <summary>
+            {notOffered.length} scenario{notOffered.length === 1 ? '' : 's'} not offered from <code>{progress.data.data.lifecycle_detail}</code>
+          </summary>
+          <ul>
+            {notOffered.map((s) => (
+              <li key={s.scenario}>
+                <code>{s.scenario}</code>: {s.status === 'completed' ? 'completed on this order' : s.refusal}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      <Inspector label="Simulate request" call={lastCall} />
     </div>
   );
 }

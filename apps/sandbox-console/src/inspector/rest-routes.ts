@@ -59,6 +59,7 @@ export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
 export const CONSOLE_PROCEDURE_SCOPES: Readonly<Record<string, ProcedureScope>> = {
   'console.session': 'none',
   'console.orders': 'orders:read',
+  'console.orderScenarios': 'orders:read',
   'console.eventDeliveries': 'events:read',
 };
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { environmentSchema, scopeSchema } from '../auth/scopes';
 import { timestampSchema } from '../common-schemas';
 import { eventTypeSchema } from '../events/events.schemas';
+import { lifecycleDetailSchema } from '../orders/lifecycle';
 import { orderSchema } from '../orders/orders.schemas';
 
 /**
@@ -75,3 +76,32 @@ export const consoleSessionSchema = z.object({
   client_name: z.string(),
 });
 export type ConsoleSession = z.infer<typeof consoleSessionSchema>;
+
+export const consoleScenarioStepSchema = z.object({
+  step: z.number().int().min(1),
+  name: z.string(),
+  description: z.string(),
+  requires_lifecycle_detail: lifecycleDetailSchema,
+  leads_to: lifecycleDetailSchema,
+  events: z.array(eventTypeSchema),
+  applied: z.boolean(),
+});
+
+export const consoleOrderScenarioSchema = z.object({
+  scenario: z.string(),
+  description: z.string(),
+  steps: z.number().int(),
+  steps_applied: z.number().int().meta({ description: 'Steps of this scenario already applied to the order, by any tab or client: the server keeps the count.' }),
+  status: z.enum(['not_started', 'in_progress', 'completed']),
+  available: z.boolean().meta({ description: 'Whether the next step can run from the order’s current state.' }),
+  refusal: z.string().nullable().meta({ description: 'Why not, when not available (the same sentence simulate would answer with).' }),
+  last_applied_at: timestampSchema.nullable(),
+  step_details: z.array(consoleScenarioStepSchema),
+});
+
+export const consoleOrderScenariosSchema = z.object({
+  order_id: z.uuid(),
+  lifecycle_detail: lifecycleDetailSchema,
+  scenarios: z.array(consoleOrderScenarioSchema),
+});
+export type ConsoleOrderScenarios = z.infer<typeof consoleOrderScenariosSchema>;

@@ -23,6 +23,7 @@ import { simulateOrder } from './sandbox/simulate-order';
 import { listEventDeliveries } from './console/list-event-deliveries';
 import { listOrders as listConsoleOrders } from './console/list-orders';
 import { getSession as getConsoleSession } from './console/get-session';
+import { listOrderScenarios } from './console/list-order-scenarios';
 
 /** Every partner procedure; REST routes and the console's tRPC client both come from here. */
 export const partnerRouter = router({
@@ -37,7 +38,7 @@ export const partnerRouter = router({
   events: router({ list: listEvents }),
   sandbox: router({ orderFixtures: listOrderFixtures, scenarios: listScenarios, simulate: simulateOrder }),
   // tRPC only (no openapi meta): views the sandbox console needs that partner REST does not offer.
-  console: router({ session: getConsoleSession, orders: listConsoleOrders, eventDeliveries: listEventDeliveries }),
+  console: router({ session: getConsoleSession, orders: listConsoleOrders, orderScenarios: listOrderScenarios, eventDeliveries: listEventDeliveries }),
 });
 
 export type PartnerRouter = typeof partnerRouter;

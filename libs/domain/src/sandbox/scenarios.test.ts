@@ -1,3 +1,4 @@
+import { LIFECYCLE_DETAILS } from '../orders/lifecycle';
 import { describe, expect, it } from 'vitest';
 import { planScenario, SCENARIOS } from './scenarios';
 import { resultRecordBody } from '../laboratory-operations/laboratory-operations.schemas';
@@ -41,6 +42,19 @@ describe('scenario plans: derived from the steps through the transition table', 
       ['retransmit', 'transmission_failed', 'transmitted', []],
       ['acknowledge', 'transmitted', 'accepted', ['order.updated']],
     ]);
+  });
+
+  it('no step is named after a lifecycle state it does not lead to (acknowledge leads to accepted; nothing named accept leads elsewhere)', () => {
+    // The verb a past participle in a state's name reads as: accepted → accept, received → receive, transmitted → transmit.
+    const verbsOf = (word: string) => (word.endsWith('ed') ? [word.slice(0, -2), word.slice(0, -1), word.slice(0, -2).replace(/([^aeiou])\1$/, '$1')] : []);
+    const reads = (detail: string, name: string) => detail.split('_').some((word) => verbsOf(word).includes(name));
+    for (const s of SCENARIOS) {
+      for (const p of s.planned) {
+        for (const detail of Object.keys(LIFECYCLE_DETAILS)) {
+          if (reads(detail, p.step.name)) expect(reads(p.to, p.step.name), `${s.scenario}: step ${p.step.name} reads as ${detail} but leads to ${p.to}`).toBe(true);
+        }
+      }
+    }
   });
 
   it('step names are unique within a scenario, so a step can be named in messages', () => {

@@ -27,8 +27,9 @@ const none = {} as Record<string, never>;
 /** The laboratory takes the order and tests a specimen, up to the point where a result can be recorded. */
 const TO_TESTING: ScenarioStep[] = [
   step('transmit', 'transmit', 'The order is sent to the laboratory system.', none),
-  step('acknowledge', 'acknowledge', 'The laboratory system acknowledges the order; the requisition is issued.', { status: 'accepted' }),
-  step('accept', 'accept', 'The laboratory accepts the order for collection.', none),
+  step('acknowledge', 'acknowledge', 'The laboratory system acknowledges the order: lifecycle_detail becomes accepted and the requisition is issued.', { status: 'accepted' }),
+  // Not "accept": the order is already `accepted` after acknowledge; this step makes it wait for a specimen.
+  step('accept', 'await_collection', 'The laboratory opens the order for collection: lifecycle_detail becomes awaiting_collection.', none),
   step('collect', 'collect', 'A specimen is collected.', none),
   step('ship', 'ship', 'The specimen is on its way to the laboratory.', none),
   step('receive', 'receive', 'The laboratory receives the specimen.', none),

@@ -12,22 +12,32 @@ import { runStep } from './step-operations';
 
 const notAllowed = (issue: string, message: string) => new PartnerError('simulation_not_allowed', message, { details: [{ issue, message }] });
 
-/** Why the scenario cannot take its next step on this order, in words an engineer can act on. */
-function checkApplicable(plan: ScenarioPlan, done: number, current: LifecycleDetail): void {
+/**
+ * Why the scenario cannot take its next step on this order, in words an engineer can act on; null
+ * when it can. The console's scenario runner offers exactly the scenarios this allows.
+ */
+export function scenarioRefusal(plan: ScenarioPlan, done: number, current: LifecycleDetail): { issue: 'scenario_completed' | 'scenario_not_applicable'; message: string } | null {
   const total = plan.planned.length;
   if (done >= total) {
-    throw notAllowed(
-      'scenario_completed',
-      `The scenario ${plan.scenario} has already run all ${total} steps on this order (it is now ${current}). Create a new sandbox order to run it again.`,
-    );
+    return {
+      issue: 'scenario_completed',
+      message: `The scenario ${plan.scenario} has already run all ${total} steps on this order (it is now ${current}). Create a new sandbox order to run it again.`,
+    };
   }
   const next = plan.planned[done];
-  if (current === next.from) return;
-  const message =
-    done === 0
-      ? `The scenario ${plan.scenario} starts from a newly created order (lifecycle_detail ${next.from}); this order is ${current}. Create a new sandbox order to run it.`
-      : `The next step of ${plan.scenario} (step ${done + 1} of ${total}, ${next.step.name}) needs an order in state ${next.from}; this order is ${current}, so the scenario cannot continue.`;
-  throw notAllowed('scenario_not_applicable', message);
+  if (current === next.from) return null;
+  return {
+    issue: 'scenario_not_applicable',
+    message:
+      done === 0
+        ? `The scenario ${plan.scenario} starts from a newly created order (lifecycle_detail ${next.from}); this order is ${current}. Create a new sandbox order to run it.`
+        : `The next step of ${plan.scenario} (step ${done + 1} of ${total}, ${next.step.name}) needs an order in state ${next.from}; this order is ${current}, so the scenario cannot continue.`,
+  };
+}
+
+function checkApplicable(plan: ScenarioPlan, done: number, current: LifecycleDetail): void {
+  const refusal = scenarioRefusal(plan, done, current);
+  if (refusal) throw notAllowed(refusal.issue, refusal.message);
 }
 
 /**

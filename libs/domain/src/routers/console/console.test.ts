@@ -213,3 +213,33 @@ describe('console order list filters', () => {
     expect((await api.console.orders({ lifecycle: 'pending', external_order_id: 'clinic' })).data.orders.map((o) => o.order_id)).toEqual([b.id]);
   });
 });
+
+describe('console order scenarios', () => {
+  it('come from the server’s progress: steps applied by any caller, and only scenarios whose next step can run are available', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const fresh = (await api.console.orderScenarios({ orderId: order.id })).data;
+    expect(fresh.lifecycle_detail).toBe('received');
+    expect(fresh.scenarios.every((s) => s.available && s.status === 'not_started' && s.steps_applied === 0)).toBe(true);
+
+    // Another caller (a partner's own code with another key) moves the order.
+    await callerFor(await keyFor(order)).sandbox.simulate({ orderId: order.id, scenario: 'happy_path', steps: 3 });
+    const moved = (await api.console.orderScenarios({ orderId: order.id })).data;
+    const happy = moved.scenarios.find((s) => s.scenario === 'happy_path')!;
+    expect(happy).toMatchObject({ status: 'in_progress', steps_applied: 3, available: true, refusal: null });
+    expect(happy.step_details.map((s) => s.applied)).toEqual(happy.step_details.map((s) => s.step <= 3));
+    expect(happy.step_details[1]).toMatchObject({ name: 'acknowledge', requires_lifecycle_detail: 'transmitted', leads_to: 'accepted' });
+    expect(moved.scenarios.filter((s) => s.available).map((s) => s.scenario)).toEqual(['happy_path']);
+    expect(moved.scenarios.find((s) => s.scenario === 'corrected_result')!.refusal).toMatch(/starts from a newly created order/);
+
+    await api.sandbox.simulate({ orderId: order.id, scenario: 'happy_path' });
+    const done = (await api.console.orderScenarios({ orderId: order.id })).data.scenarios.find((s) => s.scenario === 'happy_path')!;
+    expect(done).toMatchObject({ status: 'completed', available: false, refusal: expect.stringMatching(/already run all 9 steps/) });
+  });
+
+  it('are another client’s business: 404 for their order', async () => {
+    const mine = await newOrder(db);
+    const theirs = await newOrder(db);
+    await expect(callerFor(await keyFor(mine.order)).console.orderScenarios({ orderId: theirs.order.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
