@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { encodeCursor } from '@lop/domain';
 import { cpuTimeOf } from './processes';
 
 /** What one load run measured. Latencies in milliseconds. */
@@ -70,24 +71,47 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
 /** Follows the event stream from the start, page by page (limit 500), until `count` events are read. Events per second. */
 export async function pageEvents(base: string, key: string, count: number): Promise<{ eventsPerSecond: number; events: number; pages: number; seconds: number }> {
-  let cursor: string | undefined;
+  const { eventsPerSecond, events, pages, seconds } = await readStream(base, key, { afterSequence: 0, maxEvents: count });
+  return { eventsPerSecond, events, pages, seconds };
+}
+
+export interface StreamRead {
+  eventsPerSecond: number;
+  events: number;
+  pages: number;
+  seconds: number;
+  /** Per page (one GET /v1/events), in milliseconds. */
+  pageP50: number;
+  pageP99: number;
+}
+
+/**
+ * Reads the stream after `afterSequence` (0 = the oldest cursor) page by page (limit 500) until
+ * `maxEvents` are read or the stream ends, checking that sequences are dense. The cursor is the
+ * one the API itself hands out for that position.
+ */
+export async function readStream(base: string, key: string, options: { afterSequence: number; maxEvents: number }): Promise<StreamRead> {
+  let cursor: string | undefined = options.afterSequence > 0 ? encodeCursor(options.afterSequence) : undefined;
   let events = 0;
-  let pages = 0;
-  let lastSequence = 0;
+  let lastSequence = options.afterSequence;
+  const pageTimes: number[] = [];
   const started = performance.now();
-  while (events < count) {
+  while (events < options.maxEvents) {
+    const pageStarted = performance.now();
     const response = await fetch(`${base}/v1/events?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: { authorization: `Bearer ${key}` } });
     if (response.status !== 200) throw new Error(`GET /v1/events answered ${response.status}: ${await response.text()}`);
     const body = (await response.json()) as { data: { events: { sequence: number }[]; next_cursor: string; has_more: boolean } };
+    pageTimes.push(performance.now() - pageStarted);
     for (const event of body.data.events) {
       if (event.sequence !== lastSequence + 1) throw new Error(`event stream gap: ${lastSequence} then ${event.sequence}`);
       lastSequence = event.sequence;
     }
     events += body.data.events.length;
-    pages++;
     cursor = body.data.next_cursor;
     if (!body.data.has_more) break;
   }
   const seconds = (performance.now() - started) / 1000;
-  return { eventsPerSecond: events / seconds, events, pages, seconds };
+  pageTimes.sort((a, b) => a - b);
+  const at = (p: number) => Number((pageTimes[Math.min(pageTimes.length - 1, Math.floor(p * pageTimes.length))] ?? 0).toFixed(1));
+  return { eventsPerSecond: events / seconds, events, pages: pageTimes.length, seconds, pageP50: at(0.5), pageP99: at(0.99) };
 }

@@ -7,6 +7,8 @@
  *   npm run bench -- --quick          # CI-sized: small data, 3 s per measurement
  *   npm run bench -- --seconds 20 --connections 32 --orders 10000 --no-webhooks
  *   npm run bench -- --quick --no-webhooks --api-cpu-profile /tmp/prof   # where does the API's CPU go?
+ *   npm run bench -- --scale                                           # 10 k, 100 k and 1 M orders (tools/bench/scale.ts)
+ *   npm run bench -- --scale --sizes 10000,100000
  *
  * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
  * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
@@ -22,6 +24,8 @@ import { pageEvents, runLoad, type LoadResult } from './http-load';
 import { loadBenchData } from './load-data';
 import { bundle, freePort, REPO_ROOT, rssOf, sampleRss, startService, type ServiceProcess } from './processes';
 import { checkTargets, markdownReport, type BenchResults } from './report';
+import { createOrderRequests, getOrderRequests } from './requests';
+import { runScale, scaleMarkdown } from './scale';
 import { measureWebhooks } from './webhooks';
 
 const { values } = parseArgs({
@@ -45,6 +49,13 @@ const { values } = parseArgs({
     'api-node-options': { type: 'string', default: '--max-old-space-size=128' },
     // Writes a V8 CPU profile of the API process into this folder (open it in Chrome DevTools).
     'api-cpu-profile': { type: 'string' },
+    // Scale run (tools/bench/scale.ts): one fresh database per size.
+    scale: { type: 'boolean', default: false },
+    sizes: { type: 'string', default: '10000,100000,1000000' },
+    'other-clients': { type: 'string', default: '19' },
+    'page-events': { type: 'string', default: '20000' },
+    rate: { type: 'string' },
+    'create-rate': { type: 'string' },
   },
 });
 const quick = values.quick!;
@@ -67,13 +78,62 @@ const config = loadConfig();
 const loadBefore = loadavg();
 say(`bench: ${quick ? 'quick' : 'full'} run; ${cpus().length} cores, load average ${loadBefore.map((n) => n.toFixed(2)).join(' ')}`);
 const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
+
+/** The API as production runs it: the bundle `nx build` makes (tools/build/bundle.mjs), on plain node. */
+async function apiEntryPoint(): Promise<string> {
+  if (values.source) return 'apps/partner-api/src/main.ts';
+  const entry = 'tmp/bench/partner-api/main.js';
+  await bundle('apps/partner-api/src/main.ts', join(REPO_ROOT, entry));
+  return entry;
+}
+
+// --cpu-prof is refused in NODE_OPTIONS, so it goes on the command line.
+const profileArgs = () => (values['api-cpu-profile'] ? ['--cpu-prof', `--cpu-prof-dir=${values['api-cpu-profile']}`] : []);
+
+async function scaleRun(): Promise<void> {
+  const sizes = values.sizes!.split(',').map(Number);
+  const rows = await runScale({
+    serverUrl: location.url,
+    sizes,
+    otherClients: Number(values['other-clients']),
+    seconds: settings.seconds,
+    connections: settings.connections,
+    getRate: values.rate ? Number(values.rate) : undefined,
+    createRate: values['create-rate'] ? Number(values['create-rate']) : undefined,
+    pageEvents: Number(values['page-events']),
+    api: { entry: await apiEntryPoint(), nodeOptions: values['api-node-options']!, nodeArgs: profileArgs(), logLevel: settings.logLevel, poolSize: settings.poolSize },
+    keepDatabases: values['keep-database']!,
+    say,
+  });
+  const date = new Date().toISOString();
+  const note =
+    `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.versions.node}; PostgreSQL on ${location.source === 'url' ? "DATABASE_URL's server" : 'the embedded server'}; ` +
+    `the load generator, the API and PostgreSQL share these cores, and other processes on the machine count in the load average (recorded per size). ` +
+    `Each size is a fresh database: half of the orders belong to the bench client, the other half to ${values['other-clients']} other clients in turn, so every stream's rows are spread over the whole table. ` +
+    `Fixed rates are the same at every size (half of the first size's peak unless --rate / --create-rate); ${settings.seconds} s per measurement, ${settings.connections} connections; ` +
+    `each stream position reads ${Number(values['page-events']).toLocaleString('en-US')} events (limit 500). API: the production bundle, NODE_OPTIONS=${values['api-node-options']}, LOG_LEVEL=${settings.logLevel}, pool ${settings.poolSize}.`;
+  const markdown = scaleMarkdown(date, rows, note);
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${date.slice(0, 16).replace(':', '')}Z-scale`;
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify({ date, sizes, rows }, null, 2)}\n`);
+  writeFileSync(join(values.out!, `${name}.md`), markdown);
+  console.log(markdown);
+  say(`written: ${join(values.out!, `${name}.json`)} and .md`);
+}
+
+if (values.scale) {
+  await scaleRun();
+  await location.stop();
+  process.exit(0);
+}
+
 const benchDatabase = await createTestDatabase(location.url, 'bench');
 say(`database: fresh ${new URL(benchDatabase.url).pathname.slice(1)} on ${location.source === 'url' ? "DATABASE_URL's server" : 'the embedded PostgreSQL'}`);
 
 const services: ServiceProcess[] = [];
 try {
   const loader = connectDatabase(benchDatabase.url, { max: 4, applicationName: 'bench-loader' });
-  const data = await loadBenchData(loader, { orders: settings.orders, log: (line) => say(`data: ${line}`) }).finally(() => loader.close());
+  const data = await loadBenchData(loader, { orders: settings.orders, exclusive: true, log: (line) => say(`data: ${line}`) }).finally(() => loader.close());
 
   const env = {
     DATABASE_URL: benchDatabase.url,
@@ -83,18 +143,11 @@ try {
     PARTNER_CREATE_ORDER_RATE_LIMIT: '100000',
     PARTNER_METRICS_PORT: String(await freePort()),
   };
-  // The API as production runs it: the bundle `nx build` makes (tools/build/bundle.mjs), on plain node.
-  let apiEntry = 'apps/partner-api/src/main.ts';
-  if (!values.source) {
-    apiEntry = 'tmp/bench/partner-api/main.js';
-    await bundle('apps/partner-api/src/main.ts', join(REPO_ROOT, apiEntry));
-  }
-  // --cpu-prof is refused in NODE_OPTIONS, so it goes on the command line.
-  const profile = values['api-cpu-profile'];
+  const apiEntry = await apiEntryPoint();
   const api = await startService(apiEntry, { ...env, NODE_OPTIONS: values['api-node-options']! }, {
     port: await freePort(),
     readyPath: '/readyz',
-    nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+    nodeArgs: profileArgs(),
   });
   services.push(api);
   const baseline = await startService('tools/bench/baseline-server.ts', env, { port: await freePort() });
@@ -102,21 +155,9 @@ try {
   const rss = sampleRss(api.pid);
   say(`services: partner API ${api.url} (pid ${api.pid}), baseline ${baseline.url}`);
 
-  const auth = { authorization: `Bearer ${data.key}` };
-  let next = 0;
-  const getRequest = () => ({ path: `${PARTNER_BASE_PATH}/v1/orders/${data.orderIds[next++ % data.orderIds.length]}`, headers: auth });
-  let created = 0;
-  const runId = randomBytes(3).toString('hex');
-  const createRequest = () => {
-    const n = created++;
-    return {
-      method: 'POST' as const,
-      path: `${PARTNER_BASE_PATH}/v1/orders`,
-      headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': `bench-${runId}-${n}` },
-      body: JSON.stringify({ external_order_id: `bench-create-${runId}-${n}`, program_id: data.programId, item_id: data.itemId, external_subject_id: data.subject, collection: 'in_person_draw', region: 'US-CA' }),
-    };
-  };
-  const load = (service: ServiceProcess, title: string, request: typeof getRequest | typeof createRequest, expectStatus: number, rate?: number, seconds = settings.seconds) =>
+  const getRequest = getOrderRequests(data);
+  const createRequest = createOrderRequests(data);
+  const load = (service: ServiceProcess, title: string, request: typeof getRequest, expectStatus: number, rate?: number, seconds = settings.seconds) =>
     runLoad({ url: service.url, title, seconds, connections: settings.connections, rate, request, expectStatus, pid: service.pid });
 
   say('GET /v1/orders/{id}');
