@@ -17,6 +17,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Wait this long before answering (longer than the attempt timeout = a timeout). */
   delayMs?: number;
+  /** The response body; the worker keeps its first 2 KB with the attempt. */
+  body?: string;
 }
 
 export type Responder = (request: ReceivedRequest, index: number) => Reply;
@@ -48,7 +50,7 @@ export async function startReceiver(responder: Responder = () => ({ status: 200 
       const reply = current(received, index);
       const send = () => {
         if (res.destroyed) return;
-        res.writeHead(reply.status, reply.headers).end('{"receiver":"body that must never be stored"}');
+        res.writeHead(reply.status, reply.headers).end(reply.body ?? '{"receiver":"ok"}');
       };
       if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
       else send();

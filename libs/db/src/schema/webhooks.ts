@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, pgEnum, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { apiClients } from './clients';
 import { createdAt, environmentEnum, id } from './common';
 import { laboratories } from './laboratories';
@@ -69,7 +69,11 @@ export const webhookDeliveries = pgTable(
   ],
 );
 
-/** Every attempt, as it happened: never the receiver's body, only what is needed to diagnose it. */
+/**
+ * Every attempt, as it happened, with what a partner needs to diagnose it (the sandbox console
+ * shows it): the request headers as sent (the signature header included; never the signing
+ * secret), the exact body signed and sent, and the first 2 KB of the receiver's answer.
+ */
 export const webhookDeliveryAttempts = pgTable(
   'webhook_delivery_attempts',
   {
@@ -86,6 +90,12 @@ export const webhookDeliveryAttempts = pgTable(
     retryAfterSeconds: real('retry_after_seconds'),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
     destinationAddress: text('destination_address'),
+    /** Null for attempts recorded before these columns existed, and when the guard refused the destination before any request. */
+    requestHeaders: jsonb('request_headers').$type<Record<string, string>>(),
+    requestBody: text('request_body'),
+    /** At most the first 2048 bytes of the receiver's body, decoded as UTF-8. */
+    responseBody: text('response_body'),
+    responseBodyTruncated: boolean('response_body_truncated'),
   },
   (t) => [uniqueIndex('webhook_delivery_attempts_number_idx').on(t.deliveryId, t.attemptNumber)],
 );

@@ -161,6 +161,10 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
       errorClass,
       outcome: decision.outcome === 'delivered' ? 'delivered' : 'failed',
       destinationAddress: report.address,
+      requestHeaders: report.requestHeaders,
+      requestBody: report.requestHeaders === null ? null : body,
+      responseBody: report.responseBody,
+      responseBodyTruncated: report.responseBodyTruncated,
     });
   });
   return { ...(await getDelivery(db, delivery.id)), detail: report.detail };

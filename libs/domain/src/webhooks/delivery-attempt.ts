@@ -10,8 +10,9 @@ import { deliveryHeaders } from './signature';
 /**
  * One HTTP attempt of one delivery: vet the destination (fresh DNS), sign the exact bytes, POST
  * them to the vetted address with the original host name for SNI and Host, never follow a
- * redirect, and give up after the per-attempt timeout. Only the status code and Retry-After are
- * kept from the answer; the receiver's body is discarded unread.
+ * redirect, and give up after the per-attempt timeout. From the answer the status code and
+ * Retry-After decide what happens next; the first 2 KB of the body are kept for the partner to
+ * read (sandbox console), the rest is discarded unread.
  */
 
 /** Milliseconds since the epoch; injectable so tests can move time. */
@@ -47,7 +48,22 @@ export interface AttemptReport {
   address: string | null;
   /** A short reason for operators (never the receiver's body). */
   detail: string | null;
+  /** The headers sent (signature included, the secret never), once a request was made. */
+  requestHeaders: Record<string, string> | null;
+  /** The first RESPONSE_EXCERPT_BYTES of the receiver's body, as UTF-8, when it answered. */
+  responseBody: string | null;
+  /** True when the receiver's body was longer than the excerpt. */
+  responseBodyTruncated: boolean | null;
 }
+
+/** How much of a receiver's answer is kept: enough to read an error page's message. */
+export const RESPONSE_EXCERPT_BYTES = 2048;
+
+/**
+ * How long, after the status line, the attempt waits for the excerpt of the body: the status
+ * decides the outcome, so a receiver slow to send its body must not hold the attempt up.
+ */
+const EXCERPT_GRACE_MS = 250;
 
 export class AttemptInterruptedError extends Error {
   override name = 'AttemptInterruptedError';
@@ -87,13 +103,17 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
   const onShutdown = () => controller.abort(new AttemptInterruptedError('the worker is shutting down'));
   options.signal?.addEventListener('abort', onShutdown, { once: true });
   let address: string | null = null;
-  const report = (result: AttemptResult, statusCode: number | null, detail: string | null): AttemptReport => ({
+  let requestHeaders: Record<string, string> | null = null;
+  const report = (result: AttemptResult, statusCode: number | null, detail: string | null, excerpt?: { text: string; truncated: boolean }): AttemptReport => ({
     result,
     startedAt,
     durationMs: Math.round(performance.now() - began),
     statusCode,
     address,
     detail,
+    requestHeaders,
+    responseBody: excerpt?.text ?? null,
+    responseBodyTruncated: excerpt?.truncated ?? null,
   });
   try {
     if (options.signal?.aborted) throw new AttemptInterruptedError('the worker is shutting down');
@@ -106,8 +126,9 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
       deliveryId: request.deliveryId,
       eventId: request.eventId,
     });
+    requestHeaders = { ...headers, host: destination.url.host, 'content-length': String(Buffer.byteLength(request.body)) };
     const response = await postToVettedDestination(destination, headers, request.body, controller.signal, options.agents);
-    return report({ kind: 'response', status: response.status, retryAfter: response.retryAfter }, response.status, null);
+    return report({ kind: 'response', status: response.status, retryAfter: response.retryAfter }, response.status, null, await response.excerpt);
   } catch (error) {
     const reason = controller.signal.aborted ? controller.signal.reason : undefined;
     if (reason instanceof AttemptInterruptedError || error instanceof AttemptInterruptedError) throw reason ?? error;
@@ -138,7 +159,7 @@ const noSecondLookup = (hostname: string, _options: unknown, callback: (error: E
 export function postToVettedDestination(destination: VettedDestination, headers: Record<string, string>, body: string, signal: AbortSignal, agents?: DeliveryAgents) {
   const client = destination.protocol === 'https:' ? https : http;
   const agent = agents ? (destination.protocol === 'https:' ? agents.https : agents.http) : false;
-  return new Promise<{ status: number; retryAfter: string | null }>((resolve, reject) => {
+  return new Promise<{ status: number; retryAfter: string | null; excerpt: Promise<{ text: string; truncated: boolean }> }>((resolve, reject) => {
     const req = client.request({
       method: 'POST',
       host: destination.address,
@@ -154,15 +175,31 @@ export function postToVettedDestination(destination: VettedDestination, headers:
     });
     req.once('response', (res) => {
       const retryAfter = res.headers['retry-after'];
-      resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
-      // Drain (not keep) a little of the body so the socket can be reused; drop it past the limit.
+      // Keep the first bytes for the partner to read; drain (not keep) a little more so the socket
+      // can be reused, and drop it past the limit.
+      const kept: Buffer[] = [];
       let seen = 0;
+      let settle: () => void = () => undefined;
+      const excerpt = new Promise<{ text: string; truncated: boolean }>((done) => {
+        const grace = setTimeout(() => settle(), EXCERPT_GRACE_MS);
+        settle = () => {
+          clearTimeout(grace);
+          const bytes = Buffer.concat(kept).subarray(0, RESPONSE_EXCERPT_BYTES);
+          done({ text: bytes.toString('utf8'), truncated: seen > RESPONSE_EXCERPT_BYTES });
+          settle = () => undefined;
+        };
+      });
       res.on('data', (chunk: Buffer) => {
+        if (seen < RESPONSE_EXCERPT_BYTES) kept.push(chunk);
         seen += chunk.length;
+        if (seen > RESPONSE_EXCERPT_BYTES) settle();
         if (seen > MAX_DISCARDED_BODY_BYTES) res.destroy();
       });
+      res.once('end', () => settle());
+      res.once('close', () => settle());
       res.on('error', () => undefined);
       res.setTimeout(DISCARD_IDLE_MS, () => res.destroy());
+      resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, excerpt });
     });
     req.once('error', reject);
     req.end(body);

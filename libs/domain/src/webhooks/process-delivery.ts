@@ -104,7 +104,7 @@ async function processLoaded(
     { ...processor.attempt, signal },
   );
   const decision = decideNext(report.result, job.attempt, processor.policy, clock());
-  const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock(), attemptId);
+  const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock(), attemptId, body);
   return recorded ? decision.outcome : 'not_due';
 }
 
@@ -117,7 +117,10 @@ export async function recordAttempt(
   decision: Decision,
   now: number,
   attemptId: string = randomUUID(),
+  /** The exact bytes sent, kept with the attempt when a request was made. */
+  body: string | null = null,
 ): Promise<boolean> {
+  const requestBody = report.requestHeaders === null ? null : body;
   const nextAttemptAt = decision.outcome === 'retry' ? new Date(now + decision.delaySeconds * 1000) : null;
   const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
   if (decision.outcome !== 'retry') {
@@ -129,8 +132,10 @@ export async function recordAttempt(
             next_attempt_at = null, last_status_code = ${report.statusCode}, last_error_class = ${errorClass}, completed_at = ${new Date(now).toISOString()}::timestamptz
         where id = ${deliveryId} and state = 'pending' and attempts_made = ${attempt - 1}
         returning id)
-      insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, duration_ms, status_code, error_class, outcome, destination_address)
-      select ${attemptId}::uuid, id, ${attempt}, ${report.startedAt.toISOString()}::timestamptz, ${report.durationMs}, ${report.statusCode}, ${errorClass}, ${decision.outcome}, ${report.address}
+      insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, duration_ms, status_code, error_class, outcome, destination_address,
+                                             request_headers, request_body, response_body, response_body_truncated)
+      select ${attemptId}::uuid, id, ${attempt}, ${report.startedAt.toISOString()}::timestamptz, ${report.durationMs}, ${report.statusCode}, ${errorClass}, ${decision.outcome}, ${report.address},
+             ${report.requestHeaders === null ? null : JSON.stringify(report.requestHeaders)}::jsonb, ${requestBody}, ${report.responseBody}, ${report.responseBodyTruncated}
       from updated
       returning delivery_id`)) as unknown as unknown[];
     return rows.length > 0;
@@ -162,6 +167,10 @@ export async function recordAttempt(
       retryAfterSeconds: decision.retryAfterSeconds,
       nextAttemptAt,
       destinationAddress: report.address,
+      requestHeaders: report.requestHeaders,
+      requestBody,
+      responseBody: report.responseBody,
+      responseBodyTruncated: report.responseBodyTruncated,
     });
     await processor.queue.enqueue(tx, [{ delivery_id: deliveryId, attempt: attempt + 1, startAfterSeconds: decision.delaySeconds }]);
     return true;
