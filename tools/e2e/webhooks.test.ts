@@ -79,6 +79,8 @@ describe('webhooks end to end over the partner API', () => {
       expect(verifyDelivery(subscription.secret, request)).toBe(true);
       expect(Math.abs(Date.now() / 1000 - Number(request.headers['x-partner-timestamp']))).toBeLessThanOrEqual(300);
       expect(JSON.parse(request.rawBody)).toEqual(event);
+      // Byte for byte the stream's object, key order included (JSON.parse keeps the response's order).
+      expect(request.rawBody).toBe(JSON.stringify(event));
       expect(request.headers['x-partner-api-version']).toBe('v1');
       expect(request.headers['x-partner-delivery-id']).toMatch(/^[0-9a-f-]{36}$/);
     }

@@ -5,7 +5,6 @@ import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION } from '../versions';
 import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
-
 export interface EventDraft {
   type: EventType;
   occurredAt: Date;
@@ -68,6 +67,19 @@ export async function appendEvents(tx: Transaction, stream: Stream, drafts: Even
   return appended;
 }
 
+/**
+ * jsonb hands `data` back with its keys reordered (shortest first), while GET /v1/events writes
+ * them in the schema's order. A webhook body must be byte for byte the stream's object, so both
+ * paths rebuild `data` in the schema's order.
+ */
+const DATA_KEYS = Object.keys(eventDataSchema.shape) as (keyof EventData)[];
+
+function inSchemaOrder(data: EventData): EventData {
+  const ordered: Record<string, unknown> = {};
+  for (const key of DATA_KEYS) if (data[key] !== undefined) ordered[key] = data[key];
+  return ordered as EventData;
+}
+
 export function toPartnerEvent(row: Omit<typeof events.$inferSelect, 'createdAt'>): PartnerEvent {
   return {
     event_id: row.id,
@@ -77,6 +89,6 @@ export function toPartnerEvent(row: Omit<typeof events.$inferSelect, 'createdAt'
     environment: row.environment,
     ...(row.programId ? { program_id: row.programId } : {}),
     sequence: Number(row.sequence),
-    data: row.data as EventData,
+    data: inSchemaOrder(row.data as EventData),
   };
 }
