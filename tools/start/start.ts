@@ -49,10 +49,13 @@ async function main(): Promise<void> {
       (error: unknown) => void logger.warn({ err: error }, 'the sandbox console could not be built; serving the API without it'),
     );
     const consoleBuilt = consoleDir !== undefined;
-    const api = await startPartnerApi({ config, databaseUrl: location.url, logger, consoleDir });
-    stops.push(() => api.close());
+    // Stopped in reverse: the API stops taking requests and drains first, then the worker
+    // finishes its deliveries, and the database (in a session of its own, out of reach of the
+    // terminal's Ctrl-C; libs/db/src/embedded.ts) goes last.
     const worker = await startDeliveryWorker(location.url);
     stops.push(() => worker.close());
+    const api = await startPartnerApi({ config, databaseUrl: location.url, logger, consoleDir });
+    stops.push(() => api.close());
 
     process.stdout.write(banner({ apiUrl: api.url, demo, database: location, dataDir: join(config.PARTNER_DATA_DIR, 'postgres'), consoleBuilt }));
   } catch (error) {

