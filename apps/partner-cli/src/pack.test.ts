@@ -17,9 +17,12 @@ const PROJECT = fileURLToPath(new URL('../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'lop-pack-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-/** npm's own settings when the suite runs under `npm test` must not steer these npm calls. */
+/**
+ * npm's own settings when the suite runs under `npm test` must not steer these npm calls, nor the
+ * FORCE_COLOR that Nx sets for its tasks colour `lop`'s messages.
+ */
 function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'FORCE_COLOR'));
 }
 
 describe('npm pack makes a standalone package', () => {
