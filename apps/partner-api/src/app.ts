@@ -17,6 +17,7 @@ import {
 import { accessLog } from './http/access-log';
 import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
 import { healthProbes } from './http/health-probes';
+import { withPartnerDispatcher } from './http/partner-dispatcher';
 import { partnerRest } from './http/partner-rest';
 import { publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
@@ -34,15 +35,17 @@ export interface AppDependencies {
   consoleDir?: string;
   /** Where request durations are recorded (Prometheus); none when metrics are off. */
   metrics?: Registry;
+  /** Webhook destination policy and attempt timeout, for the console's sandbox webhook self-service. */
+  webhooks?: RequestContext['webhooks'];
 }
 
-export function createApp({ database, config, logger, protector, consoleDir, metrics }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestId);
-  if (metrics) app.use(requestMetrics(metrics));
-  app.use(accessLog(logger));
+  // Every request's own: its id, its duration metric and its access log line.
+  const everyRequest = [requestId, ...(metrics ? [requestMetrics(metrics)] : []), accessLog(logger)];
+  app.use(...everyRequest);
 
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT });
   // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
@@ -55,6 +58,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     authorization: req.headers.authorization,
     headers: req.headers,
     protector,
+    webhooks,
     idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
     response: { headers: {} },
   });
@@ -70,7 +74,8 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   });
   app.use(publicDocuments());
 
-  app.use(PARTNER_BASE_PATH, utf8Query(), jsonBody(), partnerRest((req, res) => createContext(req, res, 'rest'), logger));
+  const partnerMiddlewares = [utf8Query(), jsonBody()];
+  app.use(PARTNER_BASE_PATH, ...partnerMiddlewares, partnerRest((req, res) => createContext(req, res, 'rest'), logger));
 
   // The sandbox console talks tRPC to the same procedures, with the same keys, guard and body limit.
   app.use(
@@ -98,9 +103,18 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     sendError(res, new PartnerError('not_found', 'No such route.'), logger);
   });
   // Body-parser failures (malformed JSON, too large, wrong charset) and anything unexpected.
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+  const answerError = (error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
     sendError(res, bodyParserError(error, req) ?? error, logger);
+  };
+  app.use(answerError);
+  // Partner calls: a route table from the router's OpenAPI meta, in front of express (http/partner-dispatcher.ts).
+  return withPartnerDispatcher(app, {
+    basePath: PARTNER_BASE_PATH,
+    everyRequest,
+    partnerMiddlewares,
+    createContext: (req, res) => createContext(req, res, 'rest'),
+    answerError,
+    logger,
   });
-  return app;
 }

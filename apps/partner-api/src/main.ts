@@ -71,7 +71,16 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   if (options.config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK) options.logger.warn(LOOPBACK_ALLOWANCE_WARNING);
   const registry = options.metrics ? new Registry() : undefined;
   if (registry) registerBacklogGauges(registry, database.sql);
-  const app = createApp({ database, config: options.config, logger: options.logger, protector: protectorFor(options.config), consoleDir: options.consoleDir, metrics: registry });
+  const webhooks = webhookSettings(options.config, options.databaseUrl);
+  const app = createApp({
+    database,
+    config: options.config,
+    logger: options.logger,
+    protector: protectorFor(options.config),
+    consoleDir: options.consoleDir,
+    metrics: registry,
+    webhooks: { destination: webhooks.destination, attemptTimeoutMs: webhooks.attemptTimeoutMs },
+  });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
     s.once('error', reject);

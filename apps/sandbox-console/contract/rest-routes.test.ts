@@ -1,7 +1,8 @@
 // The console's tables checked against the server code they mirror (outside src/: the browser bundle imports only types from @lop/domain).
 import { describe, expect, it } from 'vitest';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { partnerRouter } from '@lop/domain';
+import { EVENT_TYPES as API_EVENT_TYPES, partnerRouter } from '@lop/domain';
+import { EVENT_TYPES } from '../src/event-types';
 import { inputFromRestPath, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
 
 describe('the REST routes the request inspector shows', () => {
@@ -19,6 +20,10 @@ describe('the REST routes the request inspector shows', () => {
     const expected = Object.fromEntries(Object.entries(procedures).map(([path, p]) => [path, p._def.meta?.scope]));
     const known = Object.fromEntries(Object.keys(procedures).map((path) => [path, scopeOf(path)]));
     expect(known).toEqual(expected);
+  });
+
+  it('know the event types the API emits, in its order', () => {
+    expect(EVENT_TYPES).toEqual(API_EVENT_TYPES);
   });
 
   it('put path parameters in the path, the rest in the query of a GET or the body of a POST', () => {

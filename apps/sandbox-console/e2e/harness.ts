@@ -38,7 +38,10 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(name: string, options: { worker?: boolean; viewport?: { width: number; height: number } } = {}): Promise<Stack> {
+export async function startStack(
+  name: string,
+  options: { worker?: boolean; viewport?: { width: number; height: number }; env?: Record<string, string> } = {},
+): Promise<Stack> {
   const { dir } = await ensureConsoleBuilt();
   const databaseUrl = inject('databaseUrl');
   const database = connectDatabase(databaseUrl, { max: 2, applicationName: `console-e2e-${name}` });
@@ -58,6 +61,7 @@ export async function startStack(name: string, options: { worker?: boolean; view
     PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true',
     PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1,1,1,1',
     PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS: '0.5',
+    ...options.env,
   });
   const logger = createLogger(config, `console-e2e-${name}`);
   const api = await startPartnerApi({ config, databaseUrl, logger, consoleDir: dir });

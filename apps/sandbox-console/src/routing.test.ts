@@ -10,6 +10,8 @@ describe('console routes', () => {
     expect(parseRoute(href.fixtures)).toEqual({ page: 'fixtures' });
     expect(parseRoute(href.orders)).toEqual({ page: 'orders' });
     expect(parseRoute(href.order(id))).toEqual({ page: 'order', orderId: id });
+    expect(parseRoute(href.webhooks)).toEqual({ page: 'webhooks' });
+    expect(parseRoute(href.webhook(id))).toEqual({ page: 'webhook', subscriptionId: id });
     expect(parseRoute(href.events)).toEqual({ page: 'events' });
   });
 

@@ -6,6 +6,8 @@ export type Route =
   | { page: 'orders' }
   | { page: 'order'; orderId: string }
   | { page: 'events' }
+  | { page: 'webhooks' }
+  | { page: 'webhook'; subscriptionId: string }
   | { page: 'not_found'; path: string };
 
 /** Hash routes keep every screen a plain link that works under any base path. */
@@ -15,6 +17,9 @@ export function parseRoute(hash: string): Route {
   if (path === '/fixtures') return { page: 'fixtures' };
   if (path === '/orders') return { page: 'orders' };
   if (path === '/events') return { page: 'events' };
+  if (path === '/webhooks') return { page: 'webhooks' };
+  const webhook = /^\/webhooks\/([0-9a-f-]{36})$/.exec(path);
+  if (webhook) return { page: 'webhook', subscriptionId: webhook[1] };
   const order = /^\/orders\/([0-9a-f-]{36})$/.exec(path);
   if (order) return { page: 'order', orderId: order[1] };
   return { page: 'not_found', path };
@@ -26,6 +31,8 @@ export const href = {
   orders: '#/orders',
   order: (orderId: string) => `#/orders/${orderId}`,
   events: '#/events',
+  webhooks: '#/webhooks',
+  webhook: (subscriptionId: string) => `#/webhooks/${subscriptionId}`,
 };
 
 export function navigate(to: string): void {

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
 import type { RateLimitPolicy } from './auth/guard';
 import type { DataProtector } from './security/protector';
+import type { DestinationPolicy } from './webhooks/destination-guard';
 
 /** Per-request context shared by the REST facade and the console's tRPC endpoint. */
 export interface RequestContext {
@@ -27,6 +28,11 @@ export interface RequestContext {
    * it (PARTNER_IDEMPOTENCY_WAIT_SECONDS); the domain's default when absent.
    */
   idempotencyWaitSeconds?: number;
+  /**
+   * The webhook settings the console's webhook self-service applies: the destination policy
+   * registration and every attempt share, and the attempt timeout of a test delivery.
+   */
+  webhooks?: { destination: DestinationPolicy; attemptTimeoutMs: number };
   /** Status and headers a procedure asks the transport to send (e.g. 201, Retry-After). */
   response: { status?: number; headers: Record<string, string> };
 }

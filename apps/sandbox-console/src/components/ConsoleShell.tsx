@@ -7,6 +7,8 @@ import { FixturesPage } from '../pages/FixturesPage';
 import { OrderPage } from '../pages/OrderPage';
 import { OrdersPage } from '../pages/OrdersPage';
 import { OverviewPage } from '../pages/OverviewPage';
+import { WebhookEndpointPage } from '../pages/WebhookEndpointPage';
+import { WebhooksPage } from '../pages/WebhooksPage';
 import { href, useRoute, type Route } from '../routing';
 import { useKeySession } from '../capabilities';
 import { relativeTime } from '../format';
@@ -18,6 +20,7 @@ const NAV: { page: Route['page']; label: string; to: string }[] = [
   { page: 'fixtures', label: 'Fixtures', to: href.fixtures },
   { page: 'orders', label: 'Orders', to: href.orders },
   { page: 'events', label: 'Events', to: href.events },
+  { page: 'webhooks', label: 'Webhooks', to: href.webhooks },
 ];
 
 export function ConsoleShell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
@@ -29,7 +32,7 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
   const expiresAt = keySession.data?.data.expires_at;
 
   // After navigating, move focus to the new screen so keyboard and screen-reader users land on it.
-  const current = route.page === 'order' ? `order:${route.orderId}` : route.page;
+  const current = route.page === 'order' ? `order:${route.orderId}` : route.page === 'webhook' ? `webhook:${route.subscriptionId}` : route.page;
   const first = useRef(true);
   useEffect(() => {
     if (first.current) {
@@ -39,7 +42,7 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
     heading.current?.focus();
   }, [current]);
 
-  const active = route.page === 'order' ? 'orders' : route.page;
+  const active = route.page === 'order' ? 'orders' : route.page === 'webhook' ? 'webhooks' : route.page;
   return (
     <EventStreamProvider>
       <a className="skip-link" href="#main">
@@ -103,6 +106,10 @@ function Screen({ route }: { route: Route }) {
       return <OrderPage orderId={route.orderId} />;
     case 'events':
       return <EventsPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'webhook':
+      return <WebhookEndpointPage subscriptionId={route.subscriptionId} />;
     default:
       return (
         <section>

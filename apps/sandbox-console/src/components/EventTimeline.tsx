@@ -6,10 +6,26 @@ import { eventTone, formatClock, formatTime } from '../format';
 import { href } from '../routing';
 import { isFinal, useTRPC, type Outputs } from '../trpc';
 import { CopyButton } from './CopyButton';
+import { deliveryStatus, DeliveryStatusBadge } from './WebhookDelivery';
 import { Badge, Empty, ErrorNotice } from './states';
 
 type DeliveryView = Outputs['console']['eventDeliveries']['data'];
 type Delivery = DeliveryView['deliveries'][number];
+type Undelivered = DeliveryView['undelivered'][number];
+
+/** Why an event has no delivery, in a few words (the API says which). */
+function undeliveredText(u: Undelivered | undefined): string {
+  switch (u?.reason) {
+    case 'before_subscription':
+      return `no webhook: before your endpoint existed${u.subscribed_since ? ` (registered ${formatClock(u.subscribed_since)})` : ''}`;
+    case 'subscription_disabled':
+      return 'no webhook: your endpoint was disabled then';
+    case 'not_subscribed_then':
+      return 'no webhook: this type was added to your endpoint later';
+    default:
+      return 'no webhook for this type';
+  }
+}
 
 /** Events seen within this many ms are highlighted as just arrived. */
 const FRESH_MS = 6_000;
@@ -32,6 +48,7 @@ export function EventTimeline({ events, showOrder, emptyText }: { events: Stream
             event={event}
             showOrder={showOrder}
             deliveries={deliveries.data?.data.deliveries.filter((d) => d.event_id === event.event_id)}
+            undelivered={deliveries.data?.data.undelivered.find((u) => u.event_id === event.event_id)}
             subscriptions={deliveries.data?.data.subscriptions}
           />
         ))}
@@ -63,8 +80,8 @@ function DeliveryBanner({ query }: { query: ReturnType<typeof useDeliveries> }) 
   if (data.subscriptions.length === 0) {
     return (
       <p className="note">
-        <strong>No webhook subscription.</strong> This API client has no webhook subscription in the sandbox, so events are only in the stream. An operator
-        adds one with <code>npm run admin -- webhooks create</code>.
+        <strong>No webhook endpoint.</strong> This API client has no webhook endpoint in the sandbox, so events are only in the stream.{' '}
+        <a href={href.webhooks}>Add an endpoint</a> to receive them as signed deliveries.
       </p>
     );
   }
@@ -74,7 +91,10 @@ function DeliveryBanner({ query }: { query: ReturnType<typeof useDeliveries> }) 
       {data.subscriptions.map((s, i) => (
         <span key={s.subscription_id}>
           {i > 0 && ', '}
-          <code>{s.url}</code> <Badge tone={s.status === 'active' ? 'good' : 'neutral'}>{s.status}</Badge>
+          <a href={href.webhook(s.subscription_id)}>
+            <code>{s.url}</code>
+          </a>{' '}
+          <Badge tone={s.status === 'active' ? 'good' : 'neutral'}>{s.status}</Badge>
         </span>
       ))}
     </p>
@@ -85,11 +105,13 @@ function TimelineItem({
   event,
   showOrder,
   deliveries,
+  undelivered,
   subscriptions,
 }: {
   event: StreamEvent;
   showOrder: boolean;
   deliveries: Delivery[] | undefined;
+  undelivered: Undelivered | undefined;
   subscriptions: DeliveryView['subscriptions'] | undefined;
 }) {
   const [open, setOpen] = useState(false);
@@ -108,7 +130,7 @@ function TimelineItem({
           <time dateTime={event.occurred_at} title={formatTime(event.occurred_at)} className="muted">
             {formatClock(event.occurred_at)}
           </time>
-          <DeliverySummary deliveries={deliveries} subscribed={(subscriptions?.length ?? 0) > 0} />
+          <DeliverySummary deliveries={deliveries} undelivered={undelivered} subscribed={(subscriptions?.length ?? 0) > 0} />
           <span className="event-chevron" aria-hidden="true">
             {open ? '▾' : '▸'}
           </span>
@@ -126,18 +148,11 @@ function TimelineItem({
             {JSON.stringify(event, null, 2)}
           </pre>
           <CopyButton text={JSON.stringify(event, null, 2)} label="Copy event JSON" /> <CopyButton text={event.event_id} label="Copy event_id" />
-          {(subscriptions?.length ?? 0) > 0 && <DeliveryDetails deliveries={deliveries ?? []} subscriptions={subscriptions!} />}
+          {(subscriptions?.length ?? 0) > 0 && <DeliveryDetails deliveries={deliveries ?? []} undelivered={undelivered} subscriptions={subscriptions!} />}
         </div>
       )}
     </li>
   );
-}
-
-function deliveryTone(state: string) {
-  if (state === 'delivered') return 'good' as const;
-  if (state === 'dead_lettered') return 'bad' as const;
-  if (state === 'pending') return 'info' as const;
-  return 'neutral' as const;
 }
 
 function deadLetterReason(reason: string | null): string {
@@ -146,13 +161,13 @@ function deadLetterReason(reason: string | null): string {
   return reason ?? 'not delivered';
 }
 
-function DeliverySummary({ deliveries, subscribed }: { deliveries: Delivery[] | undefined; subscribed: boolean }) {
+function DeliverySummary({ deliveries, undelivered, subscribed }: { deliveries: Delivery[] | undefined; undelivered: Undelivered | undefined; subscribed: boolean }) {
   if (!subscribed || !deliveries) return null;
-  if (deliveries.length === 0) return <span className="muted small">no webhook for this type</span>;
+  if (deliveries.length === 0) return <span className="muted small">{undeliveredText(undelivered)}</span>;
   return (
     <span className="delivery-summary">
       {deliveries.map((d) => (
-        <Badge key={d.delivery_id} tone={deliveryTone(d.state)}>
+        <Badge key={d.delivery_id} tone={deliveryStatus(d).tone}>
           webhook {d.state.replace('_', ' ')}
           {d.last_status_code !== null ? ` · ${d.last_status_code}` : ''}
           {d.attempts_made > 1 ? ` · ${d.attempts_made} attempts` : ''}
@@ -162,9 +177,9 @@ function DeliverySummary({ deliveries, subscribed }: { deliveries: Delivery[] | 
   );
 }
 
-function DeliveryDetails({ deliveries, subscriptions }: { deliveries: Delivery[]; subscriptions: DeliveryView['subscriptions'] }) {
+function DeliveryDetails({ deliveries, undelivered, subscriptions }: { deliveries: Delivery[]; undelivered: Undelivered | undefined; subscriptions: DeliveryView['subscriptions'] }) {
   if (deliveries.length === 0) {
-    return <p className="muted small">No delivery: no subscription asks for this event type.</p>;
+    return <p className="muted small">No delivery: {undeliveredText(undelivered).replace(/^no webhook: /, '')}.</p>;
   }
   return (
     <div className="deliveries">
@@ -174,7 +189,10 @@ function DeliveryDetails({ deliveries, subscriptions }: { deliveries: Delivery[]
         return (
           <div key={d.delivery_id} className="delivery">
             <p>
-              <Badge tone={deliveryTone(d.state)}>{d.state.replace('_', ' ')}</Badge> to <code>{subscription?.url ?? d.subscription_id}</code>
+              <DeliveryStatusBadge delivery={d} /> to{' '}
+              <a href={href.webhook(d.subscription_id)}>
+                <code>{subscription?.url ?? d.subscription_id}</code>
+              </a>
               {d.kind === 'replay' && <span className="muted"> (replay)</span>}
               {d.state === 'dead_lettered' && <strong className="danger"> Dead letter: {deadLetterReason(d.failure_reason)}</strong>}
               {d.state === 'pending' && d.next_attempt_at && <span className="muted"> · next attempt {formatTime(d.next_attempt_at)}</span>}

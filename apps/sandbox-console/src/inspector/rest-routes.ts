@@ -61,6 +61,16 @@ export const CONSOLE_PROCEDURE_SCOPES: Readonly<Record<string, ProcedureScope>> 
   'console.orders': 'orders:read',
   'console.orderScenarios': 'orders:read',
   'console.eventDeliveries': 'events:read',
+  'console.webhooks.list': 'events:read',
+  'console.webhooks.create': 'events:read',
+  'console.webhooks.update': 'events:read',
+  'console.webhooks.rotateSecret': 'events:read',
+  'console.webhooks.disable': 'events:read',
+  'console.webhooks.sendTest': 'events:read',
+  'console.webhooks.deliveries': 'events:read',
+  'console.webhooks.resend': 'events:read',
+  'console.webhooks.retryNow': 'events:read',
+  'console.webhooks.recover': 'events:read',
 };
 
 /** The scope a procedure needs, from the same tables the contract test checks. */

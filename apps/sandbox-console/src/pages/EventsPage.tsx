@@ -3,20 +3,9 @@ import { EventTimeline } from '../components/EventTimeline';
 import { ErrorNotice, Loading } from '../components/states';
 import { useEventStream } from '../event-stream';
 import { formatClock } from '../format';
+import { EVENT_TYPES } from '../event-types';
 import { useLatestCall } from '../inspector/call-log';
 import { Inspector } from '../components/Inspector';
-
-const EVENT_TYPES = [
-  'order.created',
-  'order.updated',
-  'order.cancelled',
-  'specimen.updated',
-  'result.partial',
-  'result.final',
-  'result.corrected',
-  'result.critical',
-  'integration.action_required',
-];
 
 const SHOW_STEP = 100;
 

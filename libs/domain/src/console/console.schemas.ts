@@ -58,9 +58,20 @@ export const consoleSubscriptionSchema = z.object({
   created_at: timestampSchema,
 });
 
+export const consoleUndeliveredEventSchema = z.object({
+  event_id: z.uuid(),
+  reason: z.enum(['before_subscription', 'type_not_subscribed', 'subscription_disabled', 'not_subscribed_then']).meta({
+    description:
+      '`before_subscription`: every endpoint that takes this type was registered after the event. `type_not_subscribed`: no endpoint takes this type. `subscription_disabled`: the endpoints that take it were disabled when it happened. `not_subscribed_then`: the type was added to an endpoint after the event.',
+  }),
+  subscribed_since: timestampSchema.nullable().meta({ description: 'When the earliest endpoint that takes this type was registered.' }),
+});
+
 export const consoleEventDeliveriesSchema = z.object({
   subscriptions: z.array(consoleSubscriptionSchema),
   deliveries: z.array(consoleDeliverySchema),
+  /** Events with no delivery, and why: a reader should never guess. */
+  undelivered: z.array(consoleUndeliveredEventSchema),
 });
 export type ConsoleEventDeliveries = z.infer<typeof consoleEventDeliveriesSchema>;
 
@@ -105,3 +116,75 @@ export const consoleOrderScenariosSchema = z.object({
   scenarios: z.array(consoleOrderScenarioSchema),
 });
 export type ConsoleOrderScenarios = z.infer<typeof consoleOrderScenariosSchema>;
+
+/** A sandbox webhook endpoint as the console manages it (a webhook subscription; never its secret). */
+export const consoleWebhookEndpointSchema = z.object({
+  subscription_id: z.uuid(),
+  url: z.string(),
+  event_types: z.array(eventTypeSchema),
+  status: z.enum(['active', 'disabled']),
+  created_at: timestampSchema,
+  secret_rotated_at: timestampSchema.nullable(),
+  disabled_at: timestampSchema.nullable(),
+  deliveries: z.object({
+    delivered: z.number().int(),
+    pending: z.number().int().meta({ description: 'Not attempted yet, or waiting for a retry after a failed attempt.' }),
+    retrying: z.number().int().meta({ description: 'Pending after at least one failed attempt.' }),
+    dead_lettered: z.number().int(),
+  }),
+});
+export type ConsoleWebhookEndpoint = z.infer<typeof consoleWebhookEndpointSchema>;
+
+/** Returned only by create and rotate: the signing secret, shown this once. */
+export const consoleWebhookEndpointWithSecretSchema = consoleWebhookEndpointSchema.extend({
+  secret: z.string().meta({ description: 'The signing secret; it is stored only encrypted and cannot be shown again.' }),
+});
+
+export const consoleWebhookAttemptSchema = z.object({
+  attempt: z.number().int(),
+  attempt_id: z.uuid().meta({ description: 'The x-partner-delivery-id this attempt was sent with.' }),
+  started_at: timestampSchema,
+  duration_ms: z.number().int(),
+  outcome: z.string(),
+  error_class: z.string().nullable(),
+  next_attempt_at: timestampSchema.nullable(),
+  retry_after_seconds: z.number().nullable(),
+  request: z
+    .object({ method: z.literal('POST'), url: z.string(), headers: z.record(z.string(), z.string()), body: z.string().nullable() })
+    .nullable()
+    .meta({ description: 'Null when no request was made (the destination was refused) or for attempts recorded before requests were kept.' }),
+  response: z
+    .object({ status: z.number().int(), body_excerpt: z.string().nullable(), truncated: z.boolean().nullable() })
+    .nullable()
+    .meta({ description: 'Null when the receiver did not answer (timeout, network error).' }),
+});
+
+export const consoleWebhookDeliverySchema = z.object({
+  delivery_id: z.uuid(),
+  subscription_id: z.uuid(),
+  kind: z.enum(['event', 'replay', 'test']),
+  event_id: z.uuid().nullable(),
+  event_type: eventTypeSchema.nullable(),
+  replay_of: z.uuid().nullable(),
+  state: z.string().meta({ description: 'pending, delivered, dead_lettered, cancelled; a test delivery is delivered or failed.' }),
+  failure_reason: z.string().nullable(),
+  attempts_made: z.number().int(),
+  next_attempt_at: timestampSchema.nullable(),
+  last_status_code: z.number().int().nullable(),
+  created_at: timestampSchema,
+  completed_at: timestampSchema.nullable(),
+  attempts: z.array(consoleWebhookAttemptSchema),
+});
+export type ConsoleWebhookDelivery = z.infer<typeof consoleWebhookDeliverySchema>;
+
+export const consoleWebhookDeliveryPageSchema = z.object({
+  deliveries: z.array(consoleWebhookDeliverySchema),
+  next_cursor: z.string().nullable(),
+});
+
+export const consoleWebhookRecoverySchema = z.object({
+  subscription_id: z.uuid(),
+  since: timestampSchema,
+  replayed: z.number().int(),
+  deliveries: z.array(consoleWebhookDeliverySchema),
+});

@@ -27,7 +27,7 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
     eventIds.length === 0 || subscriptions.length === 0
       ? []
       : await db
-          .select({ id: events.id })
+          .select({ id: events.id, type: events.type, createdAt: events.createdAt })
           .from(events)
           .where(and(inArray(events.id, eventIds), eq(events.clientId, caller.clientId), eq(events.environment, caller.environment)));
 
@@ -65,7 +65,27 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
           )
           .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
 
+  const delivered = new Set(deliveries.map((d) => d.eventId));
+  const undelivered = ownEvents
+    .filter((e) => !delivered.has(e.id))
+    .map((e) => {
+      // Deliveries are created when the event is appended (events.created_at), for the endpoints active then.
+      const covering = subscriptions.filter((s) => s.eventTypes.includes(e.type));
+      const since = covering.length === 0 ? null : new Date(Math.min(...covering.map((s) => s.createdAt.getTime())));
+      const existing = covering.filter((s) => s.createdAt <= e.createdAt);
+      const reason =
+        covering.length === 0
+          ? ('type_not_subscribed' as const)
+          : existing.length === 0
+            ? ('before_subscription' as const)
+            : existing.every((s) => s.disabledAt !== null && s.disabledAt <= e.createdAt)
+              ? ('subscription_disabled' as const)
+              : ('not_subscribed_then' as const);
+      return { event_id: e.id, reason, subscribed_since: since?.toISOString() ?? null };
+    });
+
   return {
+    undelivered,
     subscriptions: subscriptions.map((s) => ({
       subscription_id: s.id,
       url: s.url,

@@ -24,6 +24,16 @@ import { listEventDeliveries } from './console/list-event-deliveries';
 import { listOrders as listConsoleOrders } from './console/list-orders';
 import { getSession as getConsoleSession } from './console/get-session';
 import { listOrderScenarios } from './console/list-order-scenarios';
+import { createWebhookEndpoint } from './console/create-webhook-endpoint';
+import { disableWebhookEndpoint } from './console/disable-webhook-endpoint';
+import { listWebhookDeliveries } from './console/list-webhook-deliveries';
+import { listWebhookEndpoints } from './console/list-webhook-endpoints';
+import { recoverWebhookDeliveries } from './console/recover-webhook-deliveries';
+import { resendWebhookDelivery } from './console/resend-webhook-delivery';
+import { retryWebhookDelivery } from './console/retry-webhook-delivery';
+import { rotateWebhookSecret } from './console/rotate-webhook-secret';
+import { sendWebhookTest } from './console/send-webhook-test';
+import { updateWebhookEndpoint } from './console/update-webhook-endpoint';
 
 /** Every partner procedure; REST routes and the console's tRPC client both come from here. */
 export const partnerRouter = router({
@@ -38,7 +48,25 @@ export const partnerRouter = router({
   events: router({ list: listEvents }),
   sandbox: router({ orderFixtures: listOrderFixtures, scenarios: listScenarios, simulate: simulateOrder }),
   // tRPC only (no openapi meta): views the sandbox console needs that partner REST does not offer.
-  console: router({ session: getConsoleSession, orders: listConsoleOrders, orderScenarios: listOrderScenarios, eventDeliveries: listEventDeliveries }),
+  console: router({
+    session: getConsoleSession,
+    orders: listConsoleOrders,
+    orderScenarios: listOrderScenarios,
+    eventDeliveries: listEventDeliveries,
+    // Sandbox webhook self-service; production subscriptions stay with the laboratory's administrators.
+    webhooks: router({
+      list: listWebhookEndpoints,
+      create: createWebhookEndpoint,
+      update: updateWebhookEndpoint,
+      rotateSecret: rotateWebhookSecret,
+      disable: disableWebhookEndpoint,
+      sendTest: sendWebhookTest,
+      deliveries: listWebhookDeliveries,
+      resend: resendWebhookDelivery,
+      retryNow: retryWebhookDelivery,
+      recover: recoverWebhookDeliveries,
+    }),
+  }),
 });
 
 export type PartnerRouter = typeof partnerRouter;

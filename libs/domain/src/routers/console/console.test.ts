@@ -62,8 +62,7 @@ describe('console procedures', () => {
   it('are tRPC only: neither has openapi meta, so neither is a partner REST route', () => {
     const routes: string[] = [];
     forEachOpenApiProcedure(partnerRouter._def.procedures, ({ path }) => routes.push(path));
-    expect(routes).not.toContain('console.orders');
-    expect(routes).not.toContain('console.eventDeliveries');
+    expect(routes.filter((r) => r.startsWith('console.'))).toEqual([]);
     expect(Object.keys(partnerRouter._def.procedures)).toEqual(expect.arrayContaining(['console.orders', 'console.eventDeliveries']));
   });
 
@@ -118,7 +117,7 @@ describe('console procedures', () => {
     await acceptOrder(db, { order_id: order.id });
     const [event] = await eventsOf(db, order);
     const view = await callerFor(await keyFor(order)).console.eventDeliveries({ event_ids: [event.id] });
-    expect(view.data).toEqual({ subscriptions: [], deliveries: [] });
+    expect(view.data).toEqual({ subscriptions: [], deliveries: [], undelivered: [] });
   });
 
   it('show each event’s deliveries with attempts and dead letters, for the caller’s own subscriptions and events only', async () => {

@@ -1,0 +1,218 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
+import { SCOPES } from '../auth/scopes';
+import type { Caller } from '../auth/authenticate';
+import { createKey } from '../control-plane/control-plane';
+import type { RequestContext } from '../context';
+import { acceptOrder } from '../laboratory-operations/acceptance';
+import { eventsOf, newOrder, openTestDatabase } from '../laboratory-operations/test-support';
+import type { OrderRow } from '../orders/order-resource';
+import { partnerRouter } from '../routers';
+import { DataProtector } from '../security/protector';
+import { createCallerFactory } from '../trpc';
+import { openDeliveryQueue, type DeliveryQueue } from '../webhooks/delivery-queue';
+import { attachDeliveryQueue } from '../webhooks/outbox';
+import { createWebhookEndpoint } from './webhooks';
+
+const connection = openTestDatabase();
+const { db, sql: client } = connection;
+const protector = new DataProtector(randomBytes(32));
+const destination = { allowLoopback: true, servicePorts: [{ port: 3000, role: 'partner API (PORT)' }] };
+let queue: DeliveryQueue;
+let detach: () => void;
+let receiver: Server;
+let receiverUrl: string;
+
+beforeAll(async () => {
+  queue = await openDeliveryQueue({ databaseUrl: inject('databaseUrl'), settings: { attemptTimeoutSeconds: 5, pollIntervalSeconds: 1, historyRetentionSeconds: 86_400 }, role: 'sender', applicationName: 'console-webhooks-test' });
+  detach = attachDeliveryQueue(queue);
+  receiver = createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+});
+afterAll(async () => {
+  detach?.();
+  await queue?.boss.stop({ graceful: false });
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await connection.close();
+});
+
+function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destination, attemptTimeoutMs: 5_000 }) {
+  const ctx: RequestContext = {
+    door: 'console',
+    spendRateLimit: async () => undefined,
+    db,
+    sql: client,
+    requestId: 'req_test',
+    authorization: `Bearer ${key}`,
+    headers: {},
+    protector,
+    webhooks,
+    response: { headers: {} },
+  };
+  return createCallerFactory(partnerRouter)(ctx).console.webhooks;
+}
+
+const keyFor = async (order: OrderRow, environment: Environment = 'sandbox') => (await createKey(db, { clientId: order.clientId, environment, scopes: [...SCOPES] })).key;
+
+/** A delivery row in a given state, as the worker would have left it. */
+async function deliveryOf(subscriptionId: string, eventId: string | null, values: Partial<typeof webhookDeliveries.$inferInsert> = {}) {
+  const [row] = await db
+    .insert(webhookDeliveries)
+    .values({ subscriptionId, eventId, kind: eventId ? 'event' : 'test', state: 'dead_lettered', attemptsMade: 1, lastStatusCode: 500, ...values })
+    .returning();
+  return row;
+}
+
+describe('sandbox webhook self-service (console)', () => {
+  it('registers an endpoint under the destination guard and loopback rule, shows the secret once, and never again', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    for (const url of ['https://10.0.0.8/hooks', 'http://public.partner.example/hooks', 'https://localhost./hooks', 'http://127.0.0.1:3000/hooks']) {
+      await expect(api.create({ url, event_types: ['order.created'] }), url).rejects.toMatchObject({ errorCode: 'invalid_request', details: [{ field: 'url', issue: 'refused_destination' }] });
+    }
+    // The loopback allowance is the process's, not the partner's to choose.
+    const strict = callerFor(await keyFor(order), { destination: { allowLoopback: false, servicePorts: [] }, attemptTimeoutMs: 5_000 });
+    await expect(strict.create({ url: receiverUrl, event_types: ['order.created'] })).rejects.toMatchObject({ details: [{ issue: 'refused_destination', message: expect.stringMatching(/PARTNER_WEBHOOKS_ALLOW_LOOPBACK/) }] });
+
+    const created = (await api.create({ url: receiverUrl, event_types: ['order.created', 'order.created', 'result.final'] })).data;
+    expect(created).toMatchObject({ url: receiverUrl, event_types: ['order.created', 'result.final'], status: 'active', secret: expect.stringMatching(/^whsec_/) });
+    const listed = (await api.list({})).data;
+    expect(listed.map((e) => e.subscription_id)).toEqual([created.subscription_id]);
+    expect(JSON.stringify(listed)).not.toContain(created.secret);
+    const [row] = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, created.subscription_id));
+    expect(row.secretProtected).not.toContain(created.secret);
+
+    const rotated = (await api.rotateSecret({ subscription_id: created.subscription_id })).data;
+    expect(rotated.secret).not.toBe(created.secret);
+    expect((await api.update({ subscription_id: created.subscription_id, event_types: ['order.updated'] })).data.event_types).toEqual(['order.updated']);
+  });
+
+  it('is sandbox only: the console door refuses production keys, and the domain refuses a production caller on its own', async () => {
+    const { order } = await newOrder(db);
+    await expect(callerFor(await keyFor(order, 'production')).list({})).rejects.toMatchObject({ errorCode: 'forbidden', details: [{ issue: 'production_key_on_console' }] });
+    const production: Caller = { keyId: randomUUID(), clientId: order.clientId, laboratoryId: order.laboratoryId, environment: 'production', scopes: new Set(SCOPES) };
+    await expect(createWebhookEndpoint(db, protector, production, { url: 'https://hooks.partner.example/x', event_types: ['order.created'] }, { destination, attemptTimeoutMs: 5_000 })).rejects.toMatchObject({
+      errorCode: 'forbidden',
+      details: [{ issue: 'production_webhooks' }],
+    });
+    expect(await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.clientId, order.clientId))).toEqual([]);
+  });
+
+  it('touches only the caller’s own endpoints and deliveries: another client’s are 404', async () => {
+    const mine = await newOrder(db);
+    const theirs = await newOrder(db);
+    const theirApi = callerFor(await keyFor(theirs.order));
+    const endpoint = (await theirApi.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
+    const dead = await deliveryOf(endpoint.subscription_id, null);
+    const api = callerFor(await keyFor(mine.order));
+    const id = { subscription_id: endpoint.subscription_id };
+    for (const call of [
+      () => api.update({ ...id, event_types: ['order.created'] }),
+      () => api.rotateSecret(id),
+      () => api.disable(id),
+      () => api.sendTest(id),
+      () => api.deliveries(id),
+      () => api.recover({ ...id, since: new Date(0).toISOString() }),
+      () => api.resend({ delivery_id: dead.id }),
+      () => api.retryNow({ delivery_id: dead.id }),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    }
+    expect((await api.list({})).data).toEqual([]);
+  });
+
+  it('sends a test event now and shows it in the delivery log with its request and the answer', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
+    const test = (await api.sendTest({ subscription_id: endpoint.subscription_id })).data;
+    expect(test).toMatchObject({ kind: 'test', state: 'delivered', event_id: null, attempts: [{ attempt: 1, response: { status: 204 }, request: { method: 'POST', url: receiverUrl } }] });
+    expect(test.attempts[0].request!.headers['x-partner-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(JSON.parse(test.attempts[0].request!.body!)).toMatchObject({ test: true, subscription_id: endpoint.subscription_id });
+    const log = (await api.deliveries({ subscription_id: endpoint.subscription_id })).data;
+    expect(log.deliveries.map((d) => d.delivery_id)).toEqual([test.delivery_id]);
+  });
+
+  it('resends a finished delivery as a replay, retries a waiting one now, and refuses what cannot be done', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
+    await acceptOrder(db, { order_id: order.id });
+    const [event] = await eventsOf(db, order);
+    // The real delivery the outbox created for the event; make it a dead letter.
+    await db.update(webhookDeliveries).set({ state: 'dead_lettered', attemptsMade: 7, failureReason: 'exhausted' }).where(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id));
+    const [dead] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id));
+    expect(dead.eventId).toBe(event.id);
+
+    const replay = (await api.resend({ delivery_id: dead.id })).data;
+    expect(replay).toMatchObject({ kind: 'replay', replay_of: dead.id, state: 'pending', event_id: event.id, event_type: 'order.updated' });
+    await expect(api.resend({ delivery_id: replay.delivery_id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'delivery_pending' }] });
+    await expect(api.retryNow({ delivery_id: replay.delivery_id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'not_waiting_for_retry' }] });
+    await expect(api.retryNow({ delivery_id: dead.id })).rejects.toMatchObject({ code: 'CONFLICT' });
+
+    // A delivery waiting an hour for its second attempt: retry now moves it to now, with a job for attempt 2.
+    const waiting = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', replayOf: dead.id, state: 'pending', attemptsMade: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) });
+    const retried = (await api.retryNow({ delivery_id: waiting.id })).data;
+    expect(new Date(retried.next_attempt_at!).getTime()).toBeLessThan(Date.now() + 5_000);
+    const jobs = await db.execute(sql`select data from pgboss.job where name = 'webhook-delivery' and data->>'delivery_id' = ${waiting.id}`);
+    expect((jobs as unknown as { data: unknown }[]).map((j) => j.data)).toEqual([{ delivery_id: waiting.id, attempt: 2 }]);
+
+    const test = await deliveryOf(endpoint.subscription_id, null, { state: 'failed' });
+    await expect(api.resend({ delivery_id: test.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'test_delivery' }] });
+  });
+
+  it('recovers every dead letter since a time, except those already replayed', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    await acceptOrder(db, { order_id: order.id });
+    const [event] = await eventsOf(db, order);
+    const old = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', createdAt: new Date(Date.now() - 86_400_000) });
+    const since = new Date(Date.now() - 3_600_000);
+    const recent = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay' });
+    const recovered = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay' });
+    await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', replayOf: recovered.id, state: 'delivered' });
+    await deliveryOf(endpoint.subscription_id, null, { state: 'failed' });
+
+    const result = (await api.recover({ subscription_id: endpoint.subscription_id, since: since.toISOString() })).data;
+    expect(result.replayed).toBe(1);
+    expect(result.deliveries.map((d) => d.replay_of)).toEqual([recent.id]);
+    expect(result.deliveries.map((d) => d.replay_of)).not.toContain(old.id);
+    // Twice is harmless: the dead letter now has a pending replay.
+    expect((await api.recover({ subscription_id: endpoint.subscription_id, since: since.toISOString() })).data.replayed).toBe(0);
+
+    const failing = (await api.deliveries({ subscription_id: endpoint.subscription_id, filter: 'failing' })).data.deliveries;
+    expect(failing.every((d) => d.state === 'dead_lettered' || d.state === 'failed' || (d.state === 'pending' && d.attempts_made > 0))).toBe(true);
+    expect(failing.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('disables an endpoint: pending deliveries cancelled, no test event sent to it', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
+    await acceptOrder(db, { order_id: order.id });
+    const disabled = (await api.disable({ subscription_id: endpoint.subscription_id })).data;
+    expect(disabled.status).toBe('disabled');
+    const states = await db.select({ state: webhookDeliveries.state }).from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id));
+    expect(states).toEqual([{ state: 'cancelled' }]);
+    await expect(api.sendTest({ subscription_id: endpoint.subscription_id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'endpoint_disabled' }] });
+    expect(await db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, randomUUID()))).toEqual([]);
+  });
+
+  it('says why an event has no delivery: it came before the endpoint existed', async () => {
+    const { order } = await newOrder(db);
+    const key = await keyFor(order);
+    await acceptOrder(db, { order_id: order.id });
+    const [before] = await eventsOf(db, order);
+    const api = callerFor(key);
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
+    const view = (await createCallerFactory(partnerRouter)({ ...({} as RequestContext), door: 'console', spendRateLimit: async () => undefined, db, sql: client, requestId: 'r', authorization: `Bearer ${key}`, headers: {}, protector, response: { headers: {} } }).console.eventDeliveries({ event_ids: [before.id] })).data;
+    expect(view.undelivered).toEqual([{ event_id: before.id, reason: 'before_subscription', subscribed_since: endpoint.created_at }]);
+  });
+});

@@ -1,0 +1,385 @@
+import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import type { Caller } from '../auth/authenticate';
+import { ControlPlaneError } from '../control-plane/control-plane';
+import type { EventType } from '../events/events.schemas';
+import { notFound, PartnerError } from '../http/errors';
+import type { DataProtector } from '../security/protector';
+import { replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import type { DestinationPolicy } from '../webhooks/destination-guard';
+import { requireDeliveryQueue } from '../webhooks/outbox';
+import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
+import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
+
+/**
+ * Sandbox webhook self-service for the console: a partner registers, tests, rotates and disables
+ * its own sandbox endpoints and works its delivery log (resend, retry now, recover). Every
+ * function takes the caller and touches only the caller's own sandbox subscriptions; production
+ * subscriptions stay with the laboratory's administrators (admin CLI). The console door already
+ * refuses production keys; each function refuses them again, so no other door can reach this.
+ */
+
+export interface WebhookSelfServiceSettings {
+  destination: DestinationPolicy;
+  attemptTimeoutMs: number;
+}
+
+/** More than any integration needs, few enough that a sandbox cannot be turned into a fan-out. */
+export const MAX_SANDBOX_ENDPOINTS = 10;
+
+export const DELIVERY_PAGE_DEFAULT = 25;
+export const DELIVERY_PAGE_MAX = 100;
+
+function requireSandbox(caller: Caller): void {
+  if (caller.environment !== 'sandbox') {
+    throw new PartnerError('forbidden', 'Production webhook endpoints are managed by the laboratory’s administrators; the console manages sandbox endpoints only.', {
+      details: [{ issue: 'production_webhooks' }],
+    });
+  }
+}
+
+/** The caller's own sandbox subscription, or 404 (another client's, another environment's, or none). */
+async function ownSubscription(db: Database, caller: Caller, subscriptionId: string): Promise<SubscriptionRow> {
+  const [row] = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(
+      and(
+        eq(webhookSubscriptions.id, subscriptionId),
+        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
+        eq(webhookSubscriptions.clientId, caller.clientId),
+        eq(webhookSubscriptions.environment, caller.environment),
+      ),
+    );
+  if (!row) throw notFound('webhook endpoint');
+  return row;
+}
+
+/** The control plane speaks to administrators; the console answers a partner with the error envelope. */
+function asPartnerError(error: unknown, field?: string): never {
+  if (error instanceof ControlPlaneError) {
+    const refused = /^refused destination: /.exec(error.message);
+    if (refused) {
+      throw new PartnerError('invalid_request', `This URL cannot receive webhooks: ${error.message.slice(refused[0].length)}.`, {
+        details: [{ field: field ?? 'url', issue: 'refused_destination', message: error.message.slice(refused[0].length) }],
+      });
+    }
+    if (/is disabled$/.test(error.message)) throw new PartnerError('conflict', 'This webhook endpoint is disabled.', { details: [{ issue: 'endpoint_disabled' }] });
+    throw new PartnerError('conflict', error.message, { details: [{ issue: 'not_allowed' }] });
+  }
+  throw error;
+}
+
+async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise<ConsoleWebhookEndpoint[]> {
+  const counts =
+    rows.length === 0
+      ? []
+      : await db
+          .select({
+            subscriptionId: webhookDeliveries.subscriptionId,
+            delivered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'delivered')::int`,
+            pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
+            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attemptsMade} > 0)::int`,
+            deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
+          })
+          .from(webhookDeliveries)
+          .where(
+            inArray(
+              webhookDeliveries.subscriptionId,
+              rows.map((r) => r.id),
+            ),
+          )
+          .groupBy(webhookDeliveries.subscriptionId);
+  return rows.map((row) => {
+    const count = counts.find((c) => c.subscriptionId === row.id);
+    return {
+      subscription_id: row.id,
+      url: row.url,
+      event_types: row.eventTypes as EventType[],
+      status: row.status,
+      created_at: row.createdAt.toISOString(),
+      secret_rotated_at: row.secretRotatedAt?.toISOString() ?? null,
+      disabled_at: row.disabledAt?.toISOString() ?? null,
+      deliveries: { delivered: count?.delivered ?? 0, pending: count?.pending ?? 0, retrying: count?.retrying ?? 0, dead_lettered: count?.deadLettered ?? 0 },
+    };
+  });
+}
+
+export async function listWebhookEndpoints(db: Database, caller: Caller): Promise<ConsoleWebhookEndpoint[]> {
+  requireSandbox(caller);
+  const rows = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(eq(webhookSubscriptions.laboratoryId, caller.laboratoryId), eq(webhookSubscriptions.clientId, caller.clientId), eq(webhookSubscriptions.environment, 'sandbox')))
+    .orderBy(desc(webhookSubscriptions.createdAt));
+  return describeEndpoints(db, rows);
+}
+
+async function endpointOf(db: Database, caller: Caller, subscriptionId: string) {
+  return (await describeEndpoints(db, [await ownSubscription(db, caller, subscriptionId)]))[0];
+}
+
+/**
+ * Registers a sandbox endpoint with the same destination guard (and loopback rule) as the control
+ * plane and every delivery attempt. The secret is returned here once.
+ */
+export async function createWebhookEndpoint(
+  db: Database,
+  protector: DataProtector,
+  caller: Caller,
+  input: { url: string; event_types: EventType[] },
+  settings: WebhookSelfServiceSettings,
+) {
+  requireSandbox(caller);
+  const [{ active }] = await db
+    .select({ active: sql<number>`count(*)::int` })
+    .from(webhookSubscriptions)
+    .where(and(eq(webhookSubscriptions.clientId, caller.clientId), eq(webhookSubscriptions.environment, 'sandbox'), eq(webhookSubscriptions.status, 'active')));
+  if (active >= MAX_SANDBOX_ENDPOINTS) {
+    throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
+      details: [{ issue: 'too_many_endpoints' }],
+    });
+  }
+  const created = await createSubscription(db, protector, { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)] }, settings.destination).catch(
+    (error: unknown) => asPartnerError(error),
+  );
+  return { ...(await endpointOf(db, caller, created.subscription_id)), secret: created.secret };
+}
+
+/** Chooses which event types the endpoint receives from now on (events already emitted are not delivered again). */
+export async function updateWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string, input: { event_types: EventType[] }) {
+  requireSandbox(caller);
+  const row = await ownSubscription(db, caller, subscriptionId);
+  if (row.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${row.id} is disabled`));
+  await db
+    .update(webhookSubscriptions)
+    .set({ eventTypes: [...new Set(input.event_types)] })
+    .where(eq(webhookSubscriptions.id, row.id));
+  return endpointOf(db, caller, row.id);
+}
+
+export async function rotateWebhookSecret(db: Database, protector: DataProtector, caller: Caller, subscriptionId: string) {
+  requireSandbox(caller);
+  const row = await ownSubscription(db, caller, subscriptionId);
+  const rotated = await rotateSubscriptionSecret(db, protector, row.id).catch((error: unknown) => asPartnerError(error));
+  return { ...(await endpointOf(db, caller, row.id)), secret: rotated.secret };
+}
+
+export async function disableWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string) {
+  requireSandbox(caller);
+  const row = await ownSubscription(db, caller, subscriptionId);
+  await disableSubscription(db, row.id);
+  return endpointOf(db, caller, row.id);
+}
+
+/** Sends a signed test delivery now, from the API process, under the same destination guard. */
+export async function sendWebhookTest(db: Database, protector: DataProtector, caller: Caller, subscriptionId: string, settings: WebhookSelfServiceSettings): Promise<ConsoleWebhookDelivery> {
+  requireSandbox(caller);
+  const row = await ownSubscription(db, caller, subscriptionId);
+  const sent = await sendTestDelivery(db, protector, row.id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination }).catch((error: unknown) => asPartnerError(error));
+  return getWebhookDelivery(db, caller, sent.delivery_id);
+}
+
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; url: string; eventType: string | null }[]): Promise<ConsoleWebhookDelivery[]> {
+  const attempts =
+    rows.length === 0
+      ? []
+      : await db
+          .select()
+          .from(webhookDeliveryAttempts)
+          .where(
+            inArray(
+              webhookDeliveryAttempts.deliveryId,
+              rows.map((r) => r.delivery.id),
+            ),
+          )
+          .orderBy(webhookDeliveryAttempts.attemptNumber);
+  return rows.map(({ delivery: d, url, eventType }) => ({
+    delivery_id: d.id,
+    subscription_id: d.subscriptionId,
+    kind: d.kind as ConsoleWebhookDelivery['kind'],
+    event_id: d.eventId,
+    event_type: eventType as EventType | null,
+    replay_of: d.replayOf,
+    state: d.state,
+    failure_reason: d.failureReason,
+    attempts_made: d.attemptsMade,
+    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+    last_status_code: d.lastStatusCode,
+    created_at: d.createdAt.toISOString(),
+    completed_at: d.completedAt?.toISOString() ?? null,
+    attempts: attempts
+      .filter((a) => a.deliveryId === d.id)
+      .map((a) => ({
+        attempt: a.attemptNumber,
+        attempt_id: a.id,
+        started_at: a.startedAt.toISOString(),
+        duration_ms: a.durationMs,
+        outcome: a.outcome,
+        error_class: a.errorClass,
+        next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+        retry_after_seconds: a.retryAfterSeconds,
+        request: a.requestHeaders ? { method: 'POST' as const, url, headers: a.requestHeaders, body: a.requestBody } : null,
+        response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: a.responseBody, truncated: a.responseBodyTruncated } : null,
+      })),
+  }));
+}
+
+/**
+ * Deliveries joined to the subscription (for ownership and URL) and the event (for its type),
+ * only ever of the caller's own subscriptions: every use adds its condition to the tenancy.
+ */
+function deliveriesWhere(db: Database, caller: Caller, ...conditions: (SQL | undefined)[]) {
+  return db
+    .select({ delivery: webhookDeliveries, url: webhookSubscriptions.url, eventType: events.type })
+    .from(webhookDeliveries)
+    .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
+    .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(
+      and(
+        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
+        eq(webhookSubscriptions.clientId, caller.clientId),
+        eq(webhookSubscriptions.environment, caller.environment),
+        ...conditions,
+      ),
+    )
+    .$dynamic();
+}
+
+export async function getWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
+  requireSandbox(caller);
+  const rows = await deliveriesWhere(db, caller, eq(webhookDeliveries.id, deliveryId));
+  if (rows.length === 0) throw notFound('webhook delivery');
+  return (await describeDeliveries(db, rows))[0];
+}
+
+/** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead, failed tests). */
+export type DeliveryFilter = 'all' | 'failing' | 'dead_lettered' | 'delivered';
+
+const invalidCursor = () =>
+  new PartnerError('invalid_request', 'The cursor is not valid; use the next_cursor of a previous page, or omit it.', { details: [{ field: 'cursor', issue: 'invalid_cursor' }] });
+
+const encodeCursor = (deliveryId: string) => Buffer.from(`delivery:${deliveryId}`, 'utf8').toString('base64url');
+function decodeCursor(cursor: string): string {
+  const text = /^[A-Za-z0-9_-]{1,80}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const match = /^delivery:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(text);
+  if (!match) throw invalidCursor();
+  return match[1];
+}
+
+/** The endpoint's delivery log, newest first, page by page. */
+export async function listWebhookDeliveries(
+  db: Database,
+  caller: Caller,
+  input: { subscription_id: string; filter?: DeliveryFilter; cursor?: string; limit?: number },
+): Promise<{ deliveries: ConsoleWebhookDelivery[]; next_cursor: string | null }> {
+  requireSandbox(caller);
+  const subscription = await ownSubscription(db, caller, input.subscription_id);
+  const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
+  const filter = input.filter ?? 'all';
+  const state =
+    filter === 'failing'
+      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attemptsMade} > 0))`
+      : filter === 'all'
+        ? undefined
+        : eq(webhookDeliveries.state, filter);
+  let after;
+  if (input.cursor !== undefined) {
+    const afterId = decodeCursor(input.cursor);
+    const [found] = await db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.id, afterId), eq(webhookDeliveries.subscriptionId, subscription.id)));
+    if (!found) throw invalidCursor();
+    // Compared in SQL: created_at keeps microseconds a JavaScript Date would round away.
+    after = sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (select d.created_at, d.id from webhook_deliveries d where d.id = ${afterId})`;
+  }
+  const rows = await deliveriesWhere(db, caller, eq(webhookDeliveries.subscriptionId, subscription.id), state, after)
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  return { deliveries: await describeDeliveries(db, page), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].delivery.id) : null };
+}
+
+const requestedBy = (caller: Caller) => `sandbox console (key ${caller.keyId})`;
+
+/** Delivers the same event again as a new delivery (a replay); the original stays as it was. */
+export async function resendWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
+  const original = await getWebhookDelivery(db, caller, deliveryId);
+  if (original.kind === 'test') {
+    throw new PartnerError('conflict', 'A test delivery is not an event: send a new test event instead.', { details: [{ issue: 'test_delivery' }] });
+  }
+  if (original.state === 'pending') {
+    throw new PartnerError('conflict', 'This delivery is still pending: use “retry now” to attempt it at once, or resend it once it is delivered or dead-lettered.', {
+      details: [{ issue: 'delivery_pending' }],
+    });
+  }
+  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => asPartnerError(error));
+  return getWebhookDelivery(db, caller, replay.delivery_id);
+}
+
+/**
+ * Attempts a delivery that is waiting for its next retry at once. The waiting job is left in the
+ * queue: when it runs, the delivery row shows its attempt was taken, and it does nothing.
+ */
+export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
+  const delivery = await getWebhookDelivery(db, caller, deliveryId);
+  if (delivery.state !== 'pending' || delivery.attempts_made === 0) {
+    throw new PartnerError(
+      'conflict',
+      delivery.state === 'pending'
+        ? 'This delivery has not been attempted yet; its first attempt is already on its way.'
+        : `This delivery is ${delivery.state}; resend it to deliver the event again.`,
+      { details: [{ issue: 'not_waiting_for_retry' }] },
+    );
+  }
+  const queue = await requireDeliveryQueue();
+  const moved = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: sql`now()` })
+      .where(and(eq(webhookDeliveries.id, delivery.delivery_id), eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attemptsMade, delivery.attempts_made)))
+      .returning({ id: webhookDeliveries.id });
+    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1 }]);
+    return Boolean(row);
+  });
+  if (!moved) throw new PartnerError('conflict', 'The delivery moved on while you asked (an attempt just ran); read it again.', { details: [{ issue: 'delivery_changed' }] });
+  return getWebhookDelivery(db, caller, delivery.delivery_id);
+}
+
+/** At most this many dead letters are replayed by one recovery. */
+export const RECOVER_MAX = 500;
+
+/**
+ * Svix's "recover": replays every dead letter of the endpoint created since `since`, except
+ * those already replayed (a replay of it is pending or delivered), oldest first.
+ */
+export async function recoverWebhookDeliveries(db: Database, caller: Caller, subscriptionId: string, since: Date) {
+  requireSandbox(caller);
+  const subscription = await ownSubscription(db, caller, subscriptionId);
+  if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
+  const dead = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.subscriptionId, subscription.id),
+        eq(webhookDeliveries.state, 'dead_lettered'),
+        sql`${webhookDeliveries.eventId} is not null`,
+        sql`${webhookDeliveries.createdAt} >= ${since.toISOString()}::timestamptz`,
+        sql`not exists (select 1 from webhook_deliveries r where r.replay_of = ${webhookDeliveries.id} and r.state in ('pending', 'delivered'))`,
+      ),
+    )
+    .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
+    .limit(RECOVER_MAX);
+  const queue = await requireDeliveryQueue();
+  const replays: string[] = [];
+  for (const { id } of dead) replays.push((await replayDelivery(db, queue, id, requestedBy(caller))).delivery_id);
+  const rows =
+    replays.length === 0
+      ? []
+      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replays)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
+  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replays.length, deliveries: await describeDeliveries(db, rows) };
+}
