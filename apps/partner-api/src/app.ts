@@ -19,7 +19,7 @@ import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
 import { healthProbes } from './http/health-probes';
 import { withPartnerDispatcher } from './http/partner-dispatcher';
 import { partnerRest } from './http/partner-rest';
-import { publicDocuments } from './http/public-documents';
+import { openApiDocumentHandler, publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
 import { requestMetrics } from './http/request-metrics';
@@ -65,13 +65,8 @@ export function createApp({ database, config, logger, protector, consoleDir, met
 
   app.use(healthProbes(database, logger));
 
-  // Built once: the document depends only on code and configuration.
-  const openApiDocument = JSON.stringify(
-    buildOpenApiDocument({ sandboxBaseUrl: config.PARTNER_SANDBOX_BASE_URL, productionBaseUrl: config.PARTNER_PRODUCTION_BASE_URL }),
-  );
-  app.get(OPENAPI_PATH, (_req, res) => {
-    res.set('Cache-Control', 'public, max-age=300').type('application/json').send(openApiDocument);
-  });
+  // Built once: the document depends only on code and configuration (and, with no base URL configured, the origin asked).
+  app.get(OPENAPI_PATH, openApiDocumentHandler(buildOpenApiDocument({ sandboxBaseUrl: config.PARTNER_SANDBOX_BASE_URL, productionBaseUrl: config.PARTNER_PRODUCTION_BASE_URL })));
   app.use(publicDocuments());
 
   const partnerMiddlewares = [utf8Query(), jsonBody()];

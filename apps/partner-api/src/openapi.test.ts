@@ -1,7 +1,7 @@
 import { validate } from '@readme/openapi-parser';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPENAPI_PATH, PARTNER_BASE_PATH, partnerRouter, type ProcedureMeta } from '@lop/domain';
+import { EVENT_TYPES, OPENAPI_PATH, PARTNER_BASE_PATH, partnerRouter, type ProcedureMeta } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from './testing/harness';
 import { buildTenant, fixtures, type Tenant } from './testing/tenant';
 
@@ -48,10 +48,10 @@ describe(`GET ${OPENAPI_PATH}`, () => {
     await connection.close();
   });
 
-  it('answers 200 JSON without any key, cacheable for five minutes', () => {
+  it('answers 200 JSON without any key; with no base URL configured, never kept by a cache (it names the origin asked)', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(response.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
@@ -89,8 +89,30 @@ describe(`GET ${OPENAPI_PATH}`, () => {
     expect(response.text).not.toContain(tenant.laboratory.displayName);
   });
 
-  it('has no servers when no base URL is configured', () => {
-    expect(document).not.toHaveProperty('servers');
+  it('lists the origin it was fetched from when no base URL is configured, so its samples call this service', async () => {
+    expect(document.servers).toEqual([{ url: api.url, description: expect.stringMatching(/this service/i) }]);
+    const health = await fetch(`${document.servers[0].url}${PARTNER_BASE_PATH}/v1/health`, { headers: { authorization: `Bearer ${secrets[0]}` } });
+    expect(health.status).toBe(200);
+  });
+
+  it('writes no server from a Host header that is not a plain host', async () => {
+    const { request } = await import('node:http');
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(`${api.url}${OPENAPI_PATH}`, { headers: { host: 'evil.example/"><script>' } }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c)).on('end', () => resolve(text));
+      });
+      req.on('error', reject).end();
+    });
+    expect(JSON.parse(body)).not.toHaveProperty('servers');
+  });
+
+  it('documents every event type’s webhook delivery (headers and body) in the OpenAPI 3.1 webhooks section', () => {
+    expect(Object.keys(document.webhooks)).toEqual([...EVENT_TYPES]);
+    const delivery = document.webhooks['result.final'].post;
+    expect(delivery.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['x-partner-signature', 'x-partner-timestamp', 'x-partner-event-id', 'x-partner-delivery-id']));
+    expect(delivery.requestBody.content['application/json'].example).toMatchObject({ type: 'result.final' });
+    expect(document.tags.map((t: any) => t.name)).toContain('Webhooks');
   });
 
   it('documents every implemented route under the base path', () => {
@@ -157,10 +179,12 @@ describe(`GET ${OPENAPI_PATH}`, () => {
 });
 
 describe('OpenAPI servers list the configured base URLs only', () => {
+  let cacheControl: string | null = null;
   const servers = async (env: Record<string, string>) => {
     const api = await startTestApi(env);
     try {
       const response = await api.fetch('GET', OPENAPI_PATH);
+      cacheControl = response.headers.get('cache-control');
       expect((await validate(structuredClone(response.body))).valid).toBe(true);
       return response.body;
     } finally {
@@ -184,6 +208,7 @@ describe('OpenAPI servers list the configured base URLs only', () => {
   it('only sandbox configured (as an origin): one server, sandbox', async () => {
     const document = await servers({ PARTNER_SANDBOX_BASE_URL: 'https://sandbox.lab.example' });
     expect(document.servers).toEqual([{ url: 'https://sandbox.lab.example', description: expect.stringMatching(/sandbox/i) }]);
+    expect(cacheControl).toBe('public, max-age=300');
   });
 
   it('only production configured: one server, production', async () => {

@@ -461,7 +461,206 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created
+         * @description An order was created.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.order.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated
+         * @description The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.order.updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled
+         * @description An order was cancelled, by the partner or by the laboratory; its open exceptions are resolved with it.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.order.cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "specimen.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * specimen.updated
+         * @description A specimen was collected, shipped, received, accessioned or rejected.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.specimen.updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "result.partial": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * result.partial
+         * @description A partial result version was released.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.result.partial"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "result.final": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * result.final
+         * @description A final result version was released; it belongs to the same lineage as earlier partial versions.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.result.final"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "result.corrected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * result.corrected
+         * @description A corrected or amended version superseded an earlier one, which stays retrievable.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.result.corrected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "result.critical": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * result.critical
+         * @description A released version is flagged critical: an escalation signal only; read the result from the API.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.result.critical"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "integration.action_required": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * integration.action_required
+         * @description An exception the partner must act on was opened.
+         *
+         *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
+         */
+        post: operations["webhook.integration.action_required"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Personal data: stored encrypted, never returned. */
@@ -3187,6 +3386,668 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+        };
+    };
+    "webhook.order.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000001",
+                 *       "type": "order.created",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 1,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "pending",
+                 *         "next_action": "wait_for_laboratory",
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "order.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.order.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000002",
+                 *       "type": "order.updated",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 2,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "active",
+                 *         "next_action": "collect_specimen",
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "order.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.order.cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000003",
+                 *       "type": "order.cancelled",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 3,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "cancelled",
+                 *         "next_action": "none",
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "order.cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.specimen.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000004",
+                 *       "type": "specimen.updated",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 4,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "active",
+                 *         "next_action": "wait_for_results",
+                 *         "specimen_state": "collected",
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "specimen.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.result.partial": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000005",
+                 *       "type": "result.partial",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 5,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "resulted",
+                 *         "next_action": "read_results",
+                 *         "result_id": "00000000-0000-4000-8000-00000000000b",
+                 *         "result_version": 1,
+                 *         "result_provenance": "laboratory_release",
+                 *         "result_is_critical": false,
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "result.partial";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.result.final": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000006",
+                 *       "type": "result.final",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 6,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "completed",
+                 *         "next_action": "read_results",
+                 *         "result_id": "00000000-0000-4000-8000-00000000000b",
+                 *         "result_version": 2,
+                 *         "result_provenance": "laboratory_release",
+                 *         "result_is_critical": false,
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "result.final";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.result.corrected": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000007",
+                 *       "type": "result.corrected",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 7,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "completed",
+                 *         "next_action": "read_results",
+                 *         "result_id": "00000000-0000-4000-8000-00000000000b",
+                 *         "result_version": 3,
+                 *         "result_provenance": "laboratory_release",
+                 *         "result_is_critical": false,
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "result.corrected";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.result.critical": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000008",
+                 *       "type": "result.critical",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 8,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "completed",
+                 *         "next_action": "read_results",
+                 *         "result_id": "00000000-0000-4000-8000-00000000000b",
+                 *         "result_version": 1,
+                 *         "result_provenance": "laboratory_release",
+                 *         "result_is_critical": true,
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "result.critical";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.integration.action_required": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "content-type": "application/json";
+                /** @description Identifies the delivery service. */
+                "user-agent": string;
+                /** @description `v1=` followed by the hex HMAC-SHA256, keyed with the subscription's signing secret, of the timestamp header value, a dot, and the raw body. Verify it (constant-time) before parsing the body. */
+                "x-partner-signature": string;
+                /** @description Unix seconds used in the signed material. Reject a delivery more than 300 seconds from your clock. */
+                "x-partner-timestamp": string;
+                /** @description The event identifier (`event_id`); deduplicate on it. */
+                "x-partner-event-id": string;
+                /** @description Identifier of this delivery attempt; ignore one you already processed. */
+                "x-partner-delivery-id": string;
+                /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
+                "x-partner-api-version": "v1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as signed: the same object `GET /v1/events` returns. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "evt_000000000000000000000009",
+                 *       "type": "integration.action_required",
+                 *       "version": 1,
+                 *       "occurred_at": "2024-05-01T12:00:00.000Z",
+                 *       "environment": "sandbox",
+                 *       "program_id": "00000000-0000-4000-8000-000000000001",
+                 *       "sequence": 9,
+                 *       "data": {
+                 *         "order_id": "00000000-0000-4000-8000-00000000000a",
+                 *         "external_order_id": "ord-2024-0001",
+                 *         "program_id": "00000000-0000-4000-8000-000000000001",
+                 *         "client_id": "00000000-0000-4000-8000-000000000003",
+                 *         "environment": "sandbox",
+                 *         "lifecycle": "active",
+                 *         "next_action": "recollect_specimen",
+                 *         "action_required_code": "specimen_rejected",
+                 *         "links": {
+                 *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "exceptions": "/v1/orders/00000000-0000-4000-8000-00000000000a/exceptions"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["Event"] & {
+                    /** @constant */
+                    type?: "integration.action_required";
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: answer any 2xx within 10 seconds. Only the status counts; the first 2 KB of your body are kept with the attempt for you to read. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not acknowledged: retried or dead-lettered by the rules above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -88,7 +88,8 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
         </div>
       </main>
       <footer className="footer muted small">
-        <LiveStatus /> · API version {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST
+        <LiveStatus /> · API version {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST ·{' '}
+        <a href="/docs">API reference</a>
       </footer>
     </EventStreamProvider>
   );

@@ -17,7 +17,10 @@ export function OverviewPage() {
     <section className="stack-lg">
       <header className="page-header">
         <h1>Overview</h1>
-        <p className="lede">The laboratory and programs your sandbox key can see. Next: pick a <a href={href.fixtures}>fixture</a> to create an order.</p>
+        <p className="lede">
+          The laboratory and programs your sandbox key can see. Next: pick a <a href={href.fixtures}>fixture</a> to create an order. Every route is documented,
+          webhook payloads included, in the <a href="/docs">API reference</a>.
+        </p>
       </header>
 
       <article className="card" aria-labelledby="key-title">

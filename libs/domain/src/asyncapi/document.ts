@@ -9,7 +9,7 @@ export const ASYNCAPI_PATH = '/api/public/partner-asyncapi';
 
 type Json = Record<string, any>;
 
-const HEADER_DESCRIPTIONS: Record<string, { description: string; schema?: Json }> = {
+export const HEADER_DESCRIPTIONS: Record<string, { description: string; schema?: Json }> = {
   'content-type': { description: 'Always `application/json`.', schema: { const: 'application/json' } },
   'user-agent': { description: 'Identifies the delivery service.' },
   'x-partner-signature': {
@@ -28,9 +28,12 @@ const HEADER_DESCRIPTIONS: Record<string, { description: string; schema?: Json }
   },
 };
 
+/** The header names of an event delivery, read from the signer itself so no document can drift from it. */
+export const deliveryHeaderNames = () => Object.keys(deliveryHeaders({ secret: 'documentation', body: '{}', timestamp: 0, deliveryId: 'delivery', eventId: 'event' }));
+
 /** The headers of an event delivery, read from the signer itself so the document cannot drift from it. */
 function deliveryHeadersSchema(): Json {
-  const names = Object.keys(deliveryHeaders({ secret: 'documentation', body: '{}', timestamp: 0, deliveryId: 'delivery', eventId: 'event' }));
+  const names = deliveryHeaderNames();
   return {
     type: 'object',
     description: 'HTTP headers of every event delivery (a POST to the subscribed HTTPS endpoint).',
@@ -48,7 +51,7 @@ const SAMPLE_ORDER_ID = '00000000-0000-4000-8000-00000000000a';
 const SAMPLE_RESULT_ID = '00000000-0000-4000-8000-00000000000b';
 
 /** A valid example of each event type (checked against the event schema when the document is built). */
-function sampleEvent(type: EventType, index: number): PartnerEvent {
+export function sampleEvent(type: EventType, index: number): PartnerEvent {
   const order = {
     order_id: SAMPLE_ORDER_ID,
     external_order_id: 'ord-2024-0001',
@@ -122,7 +125,7 @@ function toComponentSchema(schema: z.ZodType, components: Json): Json {
 const duration = (seconds: number) => (seconds % 3600 === 0 ? `${seconds / 3600} h` : seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`);
 
 /** The retry rules in words, read from the retry policy itself. */
-function retryText(): string {
+export function retryText(): string {
   const temporary4xx = Array.from({ length: 100 }, (_, i) => 400 + i).filter((status) => classifyStatus(status) === 'temporary');
   return `Answer 2xx within 10 seconds; timeouts, network failures, ${temporary4xx.join(', ')} and 5xx are retried after ${SPEC_RETRY_DELAYS_SECONDS.map(duration).join(', ')} (${SPEC_RETRY_DELAYS_SECONDS.length + 1} attempts in total; Retry-After honoured up to ${RETRY_AFTER_MAX_SECONDS / 60} minutes); redirects and other 4xx are permanent.`;
 }

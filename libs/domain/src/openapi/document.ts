@@ -6,6 +6,7 @@ import { partnerRouter } from '../routers';
 import type { ProcedureMeta } from '../trpc';
 import { PARTNER_API_VERSION } from '../versions';
 import { errorResponseObject, polishDocument } from './polish';
+import { openApiWebhooks, WEBHOOKS_TAG } from './webhooks';
 
 export const PARTNER_BASE_PATH = '/api/public/partner';
 export const OPENAPI_PATH = '/api/public/partner-openapi';
@@ -29,7 +30,7 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
   const document = generateOpenApiDocument(partnerRouter, {
     title: 'Laboratory Ordering Partner API',
     description:
-      "Server-to-server API through which a clinical laboratory's partners check what the laboratory offers, place and cancel test orders, follow them through collection and testing, and read released results.",
+      "Server-to-server API through which a clinical laboratory's partners check what the laboratory offers, place and cancel test orders, follow them through collection and testing, and read released results.\n\nA running service also serves the [sandbox console](/console/): try every route with synthetic orders and a sandbox key, see each action as the request documented here (copyable as curl, TypeScript and Python), and register sandbox webhook endpoints.",
     version: PARTNER_API_VERSION,
     baseUrl: PARTNER_BASE_PATH,
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer <API_KEY>`.' } },
@@ -77,6 +78,9 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
   if (servers.length > 0) document.servers = servers;
   else delete document.servers;
   polishDocument(document);
+  // OpenAPI 3.1 webhooks: each event type's delivery (headers and body), shown beside the routes.
+  (document as OpenAPIObject & { webhooks?: unknown }).webhooks = openApiWebhooks();
+  document.tags = [...(document.tags ?? []), WEBHOOKS_TAG];
   return document;
 }
 
