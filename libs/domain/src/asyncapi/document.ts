@@ -178,7 +178,7 @@ export function buildAsyncApiDocument(): Json {
       webhookDeliveries: {
         address: null,
         title: 'Webhook deliveries',
-        description: 'The HTTPS endpoint a laboratory administrator registered for your API client and environment, with the event types it subscribes to.',
+        description: 'The HTTPS endpoint registered for your API client and environment (sandbox: by you, in the sandbox console; production: by a laboratory administrator), with the event types it subscribes to.',
         messages: Object.fromEntries(EVENT_TYPES.map((type) => [type, { $ref: `#/components/messages/${type}` }])),
       },
     },
