@@ -56,6 +56,9 @@ export const webhookDeliveries = pgTable(
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
     lastStatusCode: integer('last_status_code'),
     lastErrorClass: text('last_error_class'),
+    // W3C traceparent of the request (or operation) whose transaction wrote the event, when tracing
+    // was on there: every attempt of this delivery is a span in that trace, however much later it runs.
+    traceparent: text('traceparent'),
     createdAt: createdAt(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
