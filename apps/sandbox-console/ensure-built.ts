@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const CONSOLE_ROOT = dirname(fileURLToPath(import.meta.url));
 export const CONSOLE_DIST = join(CONSOLE_ROOT, 'dist');
@@ -50,4 +50,15 @@ export async function ensureConsoleBuilt(options: { log?: (line: string) => void
   rmSync(CONSOLE_DIST, { recursive: true, force: true });
   renameSync(staging, CONSOLE_DIST);
   return { dir: CONSOLE_DIST, rebuilt: true };
+}
+
+// Run as a program (`npm start` does, tools/start/console-build.ts): progress on stderr, the folder as JSON on stdout.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  ensureConsoleBuilt({ log: (line) => process.stderr.write(`${line}\n`) }).then(
+    (built) => process.stdout.write(JSON.stringify(built)),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
 }

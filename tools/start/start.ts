@@ -7,8 +7,8 @@ import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
 import { ConfigError, loadConfig, seedDemoWithBannerKey, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
-import { ensureConsoleBuilt } from '@lop/sandbox-console';
 import { banner } from './banner';
+import { buildConsole } from './console-build';
 
 const SHUTDOWN_LIMIT_MS = 20_000;
 
@@ -44,8 +44,8 @@ async function main(): Promise<void> {
     const demo = await seedDemoWithBannerKey(seeding.db, { dataDir: config.PARTNER_DATA_DIR }).finally(() => seeding.close());
 
     // The console is built here when missing or older than its sources (about a second with vite).
-    const consoleDir = await ensureConsoleBuilt({ log: (line) => logger.info(line) }).then(
-      (built) => built.dir,
+    const consoleDir = await buildConsole((line) => logger.info(line)).then(
+      (dir) => dir,
       (error: unknown) => void logger.warn({ err: error }, 'the sandbox console could not be built; serving the API without it'),
     );
     const consoleBuilt = consoleDir !== undefined;

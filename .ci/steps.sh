@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The CI steps, one function each, shared by .ci/run (everything, on a clean clone) and
+# .github/workflows/ci.yml (pull requests: only what the change affects; main: everything).
+# Usage: .ci/steps.sh <step> [<step> …]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NX_DAEMON=false NX_NO_CLOUD=true CI=true
+
+install() {
+  npm ci --no-audit --no-fund
+}
+
+# The console's browser tests drive Debian's chromium (never a downloaded browser).
+browser() {
+  command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+}
+
+# The machine's PostgreSQL when one answers (faster); npm test falls back to the embedded server.
+use_local_postgres() {
+  if [ -z "${DATABASE_URL:-}" ] && pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    export DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres
+  fi
+}
+
+# Every project's lint, typecheck and build.
+checks() {
+  npx nx run-many -t lint typecheck build --outputStyle=static
+}
+
+# Only the projects a change affects, against the merge base (NX_BASE/NX_HEAD, as nrwl/nx-set-shas sets them).
+affected() {
+  use_local_postgres
+  npx nx affected -t lint typecheck build test --base="${NX_BASE:?NX_BASE}" --head="${NX_HEAD:-HEAD}" --outputStyle=static
+}
+
+# The committed OpenAPI/AsyncAPI/Postman/client types/docs are what the code generates; redocly lint.
+drift() {
+  npm run openapi:check
+}
+
+# The project graph makes "affected" right: sample changes staged in a temporary worktree.
+affected_graph() {
+  npx tsx tools/ci/affected-graph.ts
+}
+
+# The README's test command.
+tests() {
+  use_local_postgres
+  npm test
+}
+
+# newman and the typed-client quickstart, end to end, each against the service on a fresh database.
+partner_flows() {
+  use_local_postgres
+  npm run postman:run
+  npm run quickstart:run
+}
+
+# `npm start` on the embedded default (no DATABASE_URL), one authenticated call.
+quickstart_boot() {
+  env -u DATABASE_URL bash .ci/smoke-start.sh
+}
+
+for step in "$@"; do
+  echo "== $step"
+  "$step"
+done
