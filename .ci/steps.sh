@@ -27,10 +27,11 @@ checks() {
   npx nx run-many -t lint typecheck build --outputStyle=static
 }
 
-# Only the projects a change affects, against the merge base (NX_BASE/NX_HEAD, as nrwl/nx-set-shas sets them).
+# Only the projects a change affects, against the merge base (NX_BASE/NX_HEAD, as nrwl/nx-set-shas
+# sets them); the docs project's drift-check runs when the generator, the CLI's types or docs/ changed.
 affected() {
   use_local_postgres
-  npx nx affected -t lint typecheck build test --base="${NX_BASE:?NX_BASE}" --head="${NX_HEAD:-HEAD}" --outputStyle=static
+  npx nx affected -t lint typecheck build test drift-check --base="${NX_BASE:?NX_BASE}" --head="${NX_HEAD:-HEAD}" --outputStyle=static
 }
 
 # The committed OpenAPI/AsyncAPI/Postman/client types/docs are what the code generates; redocly lint.
