@@ -55,7 +55,8 @@ export async function startStack(
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
+    // CONSOLE_E2E_LOG_LEVEL=error shows the API's and worker's own logs when a browser test sees a 5xx.
+    LOG_LEVEL: process.env.CONSOLE_E2E_LOG_LEVEL ?? 'silent',
     PARTNER_DB_POOL_SIZE: '4',
     PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true',

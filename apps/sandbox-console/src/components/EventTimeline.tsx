@@ -200,28 +200,30 @@ function DeliveryDetails({ deliveries, undelivered, subscriptions }: { deliverie
             {d.attempts.length === 0 ? (
               <p className="muted small">No attempt yet.</p>
             ) : (
-              <table className="compact">
-                <thead>
-                  <tr>
-                    <th scope="col">Attempt</th>
-                    <th scope="col">Started</th>
-                    <th scope="col">Status code</th>
-                    <th scope="col">Outcome</th>
-                    <th scope="col">Duration</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.attempts.map((a) => (
-                    <tr key={a.attempt}>
-                      <td>{a.attempt}</td>
-                      <td className="nowrap">{formatTime(a.started_at)}</td>
-                      <td>{a.status_code ?? <span className="muted">{a.error_class ?? 'none'}</span>}</td>
-                      <td>{a.outcome.replace('_', ' ')}</td>
-                      <td>{a.duration_ms} ms</td>
+              <div className="table-wrap">
+                <table className="compact">
+                  <thead>
+                    <tr>
+                      <th scope="col">Attempt</th>
+                      <th scope="col">Started</th>
+                      <th scope="col">Status code</th>
+                      <th scope="col">Outcome</th>
+                      <th scope="col">Duration</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {d.attempts.map((a) => (
+                      <tr key={a.attempt}>
+                        <td>{a.attempt}</td>
+                        <td className="nowrap">{formatTime(a.started_at)}</td>
+                        <td>{a.status_code ?? <span className="muted">{a.error_class ?? 'none'}</span>}</td>
+                        <td>{a.outcome.replace('_', ' ')}</td>
+                        <td>{a.duration_ms} ms</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             )}
           </div>
         );
