@@ -8,6 +8,10 @@ import { requestIdOf } from './request-id';
  * logger and serializers were about a tenth of the API's CPU on GET /v1/orders/{id}.
  */
 export function accessLog(logger: Logger) {
+  // The line's five fields are fixed here and carry nothing the redaction paths name (no headers,
+  // no query string, no body), so walking each line for them was a cost for nothing (~8 µs a line,
+  // the redaction's wildcard paths). Every other log line keeps the logger's redaction.
+  const log = logger.child({}, { redact: [] });
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.url === '/livez' || req.url === '/readyz') return next();
     const started = performance.now();
@@ -19,13 +23,13 @@ export function accessLog(logger: Logger) {
     });
     const onFinish = () => {
       res.off('close', onClose);
-      if (res.statusCode >= 500) logger.error(line(), 'request failed');
-      else logger.info(line(), 'request completed');
+      if (res.statusCode >= 500) log.error(line(), 'request failed');
+      else log.info(line(), 'request completed');
     };
     // The client went away before the response was complete.
     const onClose = () => {
       res.off('finish', onFinish);
-      logger.warn(line(), 'request aborted');
+      log.warn(line(), 'request aborted');
     };
     res.once('finish', onFinish);
     res.once('close', onClose);

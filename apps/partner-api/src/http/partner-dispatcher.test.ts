@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PARTNER_BASE_PATH } from '@lop/domain';
+import { connectFixtures, startTestApi, type RequestOptions, type TestApi, type TestResponse } from '../testing/harness';
+import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
+import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { partnerCallMatcher } from './partner-dispatcher';
+
+/**
+ * The dispatcher (partner-dispatcher.ts) takes partner calls in front of express; express and
+ * trpc-to-openapi (partner-rest.ts) answer everything else. Express mounts the facade
+ * case-insensitively, so `/API/public/partner/...` is the same call taken the other way: every
+ * answer must be the same, byte for byte, apart from the request id and the clock.
+ */
+const OTHER_WAY = PARTNER_BASE_PATH.replace('/api/', '/API/');
+const match = partnerCallMatcher(PARTNER_BASE_PATH);
+
+let api: TestApi;
+const connection = connectFixtures();
+let tenant: Tenant;
+let key: string;
+let subject: string;
+let orderId: string;
+let replayKey: string;
+let replayBody: ReturnType<typeof orderBody>;
+
+beforeAll(async () => {
+  api = await startTestApi(NO_RATE_LIMIT);
+  tenant = await buildTenant(fixtures(connection.db));
+  key = await tenant.key();
+  const orders = ordersClient(api, key);
+  subject = await orders.subject();
+  replayKey = unique('idem');
+  replayBody = orderBody(tenant.sandbox.program, tenant.sandbox.item, subject);
+  const created = await orders.create(replayBody, { idempotencyKey: replayKey });
+  expect(created.status, created.text).toBe(201);
+  orderId = created.body.data.order_id;
+});
+afterAll(async () => {
+  await api?.close();
+  await connection.close();
+});
+
+/** What differs between two identical calls: the clock, the request id, the rate-limit window's count. */
+const VARYING = new Set(['date', 'x-request-id', 'ratelimit-remaining', 'ratelimit-reset']);
+
+function comparable(response: TestResponse) {
+  const headers = Object.fromEntries([...response.headers.entries()].filter(([name]) => !VARYING.has(name)));
+  const text = response.text
+    .replace(/"req_[0-9a-f]+"/g, '"req_…"')
+    .replace(/"server_time":"[^"]+"/, '"server_time":"…"')
+    // Sandbox fixtures carry a fresh external_order_id on every read.
+    .replace(/"sandbox-([a-z]+)-[0-9a-f]+"/g, '"sandbox-$1-…"');
+  return { status: response.status, headers, text };
+}
+
+async function bothWays(method: string, path: string, options: RequestOptions = {}) {
+  expect(match(method, PARTNER_BASE_PATH + path), `the dispatcher takes ${method} ${path}`).not.toBeNull();
+  expect(match(method, OTHER_WAY + path), `express takes ${method} ${OTHER_WAY}${path}`).toBeNull();
+  const dispatched = await api.fetch(method, PARTNER_BASE_PATH + path, options);
+  const throughExpress = await api.fetch(method, OTHER_WAY + path, options);
+  expect(comparable(dispatched)).toEqual(comparable(throughExpress));
+  return dispatched;
+}
+
+describe('partner calls answer the same through the dispatcher and through express', () => {
+  const json = { 'content-type': 'application/json' };
+
+  it('reads: success, 404 for unknown and malformed ids, 400 for undecodable escapes', async () => {
+    expect((await bothWays('GET', `/v1/orders/${orderId}`, { key })).status).toBe(200);
+    expect((await bothWays('GET', `/v1/orders/${randomUUID()}`, { key })).status).toBe(404);
+    expect((await bothWays('GET', '/v1/orders/not-a-uuid', { key })).status).toBe(404);
+    expect((await bothWays('GET', '/v1/orders/%ff', { key })).status).toBe(400);
+    expect((await bothWays('GET', `/v1/orders/${orderId}/results`, { key })).status).toBe(200);
+    expect((await bothWays('GET', `/v1/orders/${orderId}/exceptions`, { key })).status).toBe(200);
+    for (const path of ['/v1/health', '/v1/lab', '/v1/programs', `/v1/programs/${tenant.sandbox.program.id}`, `/v1/programs/${tenant.sandbox.program.id}/catalog`, '/v1/sandbox/scenarios', '/v1/sandbox/order-fixtures']) {
+      expect((await bothWays('GET', path, { key })).status, path).toBe(200);
+    }
+    await bothWays('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?region=${tenant.region}`, { key });
+    await bothWays('GET', `/v1/locations?region=${tenant.region}`, { key });
+    await bothWays('POST', '/v1/serviceability', { key, json: { program_id: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, region: tenant.region } });
+  });
+
+  it('authentication and scope: 401 with WWW-Authenticate, 403', async () => {
+    expect((await bothWays('GET', `/v1/orders/${orderId}`)).status).toBe(401);
+    expect((await bothWays('GET', `/v1/orders/${orderId}`, { key: 'lop_test_nope' })).status).toBe(401);
+    const eventsOnly = await tenant.key({ scopes: ['events:read'] });
+    expect((await bothWays('GET', `/v1/orders/${orderId}`, { key: eventsOnly })).status).toBe(403);
+  });
+
+  it('query strings: paging, repeated, empty, malformed and unknown parameters', async () => {
+    const page = await bothWays('GET', '/v1/events?limit=1', { key });
+    expect(page.status).toBe(200);
+    await bothWays('GET', `/v1/events?limit=1&cursor=${page.body.data.next_cursor}`, { key });
+    for (const query of ['?limit=', '?limit=0x10', '?cursor=zzz', '?limit=1&limit=2', '?unknown=1', '?limit=%ff', '?limit=+5']) {
+      expect((await bothWays('GET', `/v1/events${query}`, { key })).status, query).toBe(400);
+    }
+  });
+
+  it('bodies: a replayed create, and every way a create is refused before it writes', async () => {
+    const replay = await bothWays('POST', '/v1/orders', { key, json: replayBody, headers: { 'idempotency-key': replayKey } });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const fresh = orderBody(tenant.sandbox.program, tenant.sandbox.item, subject);
+    expect((await bothWays('POST', '/v1/orders?x=1', { key, json: fresh, headers: { 'idempotency-key': unique('idem') } })).status).toBe(400);
+    expect((await bothWays('POST', '/v1/orders', { key, rawBody: 'hello', headers: { 'content-type': 'text/plain', 'idempotency-key': unique('idem') } })).status).toBe(415);
+    expect((await bothWays('POST', '/v1/orders', { key, rawBody: '{"oops"', headers: { ...json, 'idempotency-key': unique('idem') } })).status).toBe(400);
+    expect((await bothWays('POST', '/v1/orders', { key, json: fresh })).status).toBe(400);
+    expect((await bothWays('POST', '/v1/orders', { key, json: { ...fresh, surprise: true }, headers: { 'idempotency-key': unique('idem') } })).status).toBe(400);
+    expect((await bothWays('POST', '/v1/orders', { key, rawBody: JSON.stringify({ pad: 'x'.repeat(200_000) }), headers: { ...json, 'idempotency-key': unique('idem') } })).status).toBe(413);
+    expect((await bothWays('PUT', `/v1/subjects/${subject}`, { key })).status).toBe(200);
+    expect((await bothWays('POST', `/v1/orders/${randomUUID()}/cancel`, { key })).status).toBe(404);
+    expect((await bothWays('POST', `/v1/sandbox/orders/${randomUUID()}/simulate`, { key, json: { scenario: 'happy_path' } })).status).toBe(404);
+  });
+
+  it('leaves to express what it cannot read exactly as the libraries do', () => {
+    for (const target of ['/v1/orders/a\\b', '/v1/./orders', '/v1/orders/%2e%2e', '/v1/orders/x#y', '/v1/orders/<x>', '/v1/orders/x?a=<b>']) {
+      expect(match('GET', PARTNER_BASE_PATH + target), target).toBeNull();
+    }
+    expect(match('HEAD', `${PARTNER_BASE_PATH}/v1/health`)).toBeNull();
+    expect(match('GET', `${PARTNER_BASE_PATH}/v1/nothing-here`)).toBeNull();
+    expect(match('GET', `${PARTNER_BASE_PATH}/v1/orders/${randomUUID()}`)).not.toBeNull();
+  });
+});
