@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { Page } from 'playwright-core';
-import { connectDatabase, type DatabaseConnection } from '@lop/db';
+import { connectDatabase, createTestDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
 import { createClient, createKey, grantPrograms, loadConfig, PARTNER_BASE_PATH, seedDemo, SCOPES, type Config, type Scope } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
@@ -43,7 +43,10 @@ export async function startStack(
   options: { worker?: boolean; viewport?: { width: number; height: number }; env?: Record<string, string> } = {},
 ): Promise<Stack> {
   const { dir } = await ensureConsoleBuilt();
-  const databaseUrl = inject('databaseUrl');
+  // A file with a delivery worker gets a database of its own: workers share pg-boss's queue within a
+  // database and would take each other's jobs, with another retry policy and another encryption key.
+  const own: TestDatabase | undefined = options.worker ? await createTestDatabase(inject('databaseUrl'), `console_${name}`) : undefined;
+  const databaseUrl = own?.url ?? inject('databaseUrl');
   const database = connectDatabase(databaseUrl, { max: 2, applicationName: `console-e2e-${name}` });
   const demo = await seedDemo(database.db);
   const client = await createClient(database.db, demo.laboratory_id, `Console e2e ${name}`);
@@ -97,6 +100,7 @@ export async function startStack(
       await api.close();
       await worker?.close();
       await database.close();
+      await own?.drop();
     },
   };
 }
