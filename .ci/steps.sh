@@ -10,9 +10,15 @@ install() {
   npm ci --no-audit --no-fund
 }
 
-# The console's browser tests drive Debian's chromium (never a downloaded browser).
+# The console's browser tests drive Debian's chromium (never a downloaded browser), and run the
+# Python sample the request inspector copies with Debian's python3-requests (npm puts /usr/bin first).
 browser() {
-  command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+  local missing=()
+  command -v chromium >/dev/null || missing+=(chromium)
+  /usr/bin/python3 -c 'import requests' 2>/dev/null || missing+=(python3-requests)
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  fi
 }
 
 # The machine's PostgreSQL when one answers (faster); npm test falls back to the embedded server.
