@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, seedDemoWithBannerKey, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
 import { banner } from './banner';
@@ -14,7 +14,9 @@ const SHUTDOWN_LIMIT_MS = 20_000;
 
 function readConfig(): Config {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    telemetryEnabled(); // the OTEL_* variables it reads are configuration too: a bad one stops here
+    return config;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -25,6 +27,8 @@ function readConfig(): Config {
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config, 'partner-service');
+  // Before the API's express app, its HTTP server and pg-boss's pools exist (libs/domain/src/telemetry/telemetry.ts).
+  const telemetry = await startTelemetry({ serviceName: 'partner-service', warn: (message) => logger.warn({ component: 'opentelemetry' }, message) });
 
   const location = await locateDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -32,7 +36,8 @@ async function main(): Promise<void> {
     embeddedPort: config.PARTNER_EMBEDDED_PG_PORT,
     log: (line) => logger.debug({ component: 'embedded-postgres' }, line),
   });
-  const stops: (() => Promise<void>)[] = [() => location.stop()];
+  // The last spans are exported once everything else has stopped.
+  const stops: (() => Promise<void>)[] = [async () => telemetry?.shutdown(), () => location.stop()];
   const stopAll = async () => {
     for (const stop of [...stops].reverse()) await stop();
   };

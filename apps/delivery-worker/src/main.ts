@@ -2,15 +2,21 @@
 // runs the same startDeliveryWorker in its single process.
 import { createServer } from 'node:http';
 import { locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, metricsHandler, type Config } from '@lop/domain';
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, metricsHandler, startTelemetry, type Config, type Telemetry } from '@lop/domain';
 import { createWorkerLogger, startDeliveryWorker } from './worker';
 
 export { startDeliveryWorker, type DeliveryWorkerOptions, type RunningDeliveryWorker } from './worker';
 
 async function main() {
   let config: Config;
+  let logger: Logger;
+  let telemetry: Telemetry | undefined;
   try {
     config = loadConfig();
+    logger = createWorkerLogger(config.LOG_LEVEL);
+    // Before pg-boss's pool and the delivery agents exist (libs/domain/src/telemetry/telemetry.ts).
+    telemetry = await startTelemetry({ serviceName: 'delivery-worker', warn: (message) => logger.warn({ component: 'opentelemetry' }, message) });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -18,7 +24,6 @@ async function main() {
     }
     throw error;
   }
-  const logger = createWorkerLogger(config.LOG_LEVEL);
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
   const worker = await startDeliveryWorker(location.url, { config, logger });
@@ -35,6 +40,7 @@ async function main() {
     metrics?.close();
     worker
       .close()
+      .then(() => telemetry?.shutdown())
       .then(() => location.stop())
       .then(
         () => process.exit(0),

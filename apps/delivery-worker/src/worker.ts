@@ -12,6 +12,7 @@ import {
   protectorFor,
   retentionSettings,
   startMaintenance,
+  traceLogFields,
   webhookSettings,
   type Clock,
   type Config,
@@ -41,9 +42,12 @@ export interface RunningDeliveryWorker {
 /** pg-boss workers per process; each fetches a batch and runs its attempts in parallel. */
 const LOCAL_WORKERS = 4;
 
-/** The worker's own logger: errors are logged without the SQL and parameters a failed query carries. */
+/**
+ * The worker's own logger: errors are logged without the SQL and parameters a failed query carries;
+ * a line written inside a traced attempt carries its trace_id and span_id.
+ */
 export function createWorkerLogger(level: string): Logger {
-  return pino({ name: 'delivery-worker', level, serializers: { err: (error: unknown) => pino.stdSerializers.err(errorForLog(error) as Error) } });
+  return pino({ name: 'delivery-worker', level, mixin: traceLogFields, serializers: { err: (error: unknown) => pino.stdSerializers.err(errorForLog(error) as Error) } });
 }
 
 /**

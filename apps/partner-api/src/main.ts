@@ -12,8 +12,11 @@ import {
   protectorFor,
   queryTimeoutsOf,
   registerBacklogGauges,
+  startTelemetry,
+  traceLogFields,
   webhookSettings,
   type Config,
+  type Telemetry,
 } from '@lop/domain';
 import { createApp } from './app';
 import { newRequestId } from './http/request-id';
@@ -23,9 +26,12 @@ export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.
 /** Errors are logged without the SQL and parameters a failed query carries (they can hold what a partner sent). */
 export const LOG_SERIALIZERS = { err: (error: unknown) => pino.stdSerializers.err(errorForLog(error) as Error) };
 
-/** `destination` defaults to stdout; tests pass an in-memory stream to read what would be logged. */
+/**
+ * `destination` defaults to stdout; tests pass an in-memory stream to read what would be logged.
+ * A line written inside a traced request or attempt carries its trace_id and span_id.
+ */
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, destination?: DestinationStream): Logger {
-  const options = { name, level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: LOG_SERIALIZERS };
+  const options = { name, level: config.LOG_LEVEL, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: LOG_SERIALIZERS, mixin: traceLogFields };
   return destination ? pino(options, destination) : pino(options);
 }
 
@@ -128,8 +134,13 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
 
 async function main() {
   let config: Config;
+  let logger: Logger;
+  let telemetry: Telemetry | undefined;
   try {
     config = loadConfig();
+    logger = createLogger(config, 'partner-api');
+    // Before the express app, the HTTP server and pg-boss's pool exist (libs/domain/src/telemetry/telemetry.ts).
+    telemetry = await startTelemetry({ serviceName: 'partner-api', warn: (message) => logger.warn({ component: 'opentelemetry' }, message) });
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
@@ -137,7 +148,6 @@ async function main() {
     }
     throw error;
   }
-  const logger = createLogger(config, 'partner-api');
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
   const metrics = config.PARTNER_METRICS_PORT > 0 ? { port: config.PARTNER_METRICS_PORT } : undefined;
@@ -146,6 +156,7 @@ async function main() {
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await api.close();
+    await telemetry?.shutdown();
     await location.stop();
     process.exit(0);
   };

@@ -38,4 +38,6 @@ export type { OperatorContext } from './routers-internal/trpc';
 export * from './webhooks';
 export * from './sandbox';
 export * from './metrics/metrics';
+export * from './telemetry/tracing';
+export * from './telemetry/telemetry';
 export * from './retention';
