@@ -3,6 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { idempotencyKeys, preparedStatement, type Database, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { conflict, PartnerError } from '../http/errors';
+import { withSpan } from '../telemetry/tracing';
 
 /** How long a request may hold its key before another request may take over (a crashed process). */
 const IN_FLIGHT_LEASE_SECONDS = 60;
@@ -150,6 +151,8 @@ export interface IdempotentOutcome<T> {
 export interface IdempotencyOptions {
   /** How long a request with the same key and body waits for one still in flight; 0 answers 409 at once. */
   waitSeconds?: number;
+  /** Names the span (traces) of the transaction that runs `work`, e.g. `orders.create`. */
+  spanName?: string;
 }
 
 /**
@@ -216,7 +219,7 @@ export async function runIdempotently<T>(
         localEnd.stop();
       }
     }
-    if (ours) return attempt(db, keyValues, requestHash, localId, work);
+    if (ours) return attempt(db, keyValues, requestHash, localId, work, options.spanName ?? 'idempotent transaction');
   }
 }
 
@@ -226,10 +229,12 @@ async function attempt<T>(
   requestHash: string,
   localId: string,
   work: (tx: Transaction) => Promise<{ status: number; data: T }>,
+  spanName: string,
 ): Promise<IdempotentOutcome<T>> {
   let leaseLost = false;
   try {
-    return await db.transaction(async (tx) => {
+    // The span covers the whole transaction, BEGIN to COMMIT: the lock waits and the commit are where the time goes.
+    return await withSpan(spanName, { attributes: { 'db.system.name': 'postgresql' } }, () => db.transaction(async (tx) => {
       // Still ours? A request slower than its lease may have been taken over; the row lock
       // also makes a takeover wait until this transaction ends.
       const [lease] = await lockKey(tx).execute(keyValues);
@@ -240,7 +245,7 @@ async function attempt<T>(
       const result = await work(tx);
       await completeKey(tx).execute({ ...keyValues, status: result.status, json: JSON.stringify(result.data) });
       return { ...result, replayed: false };
-    });
+    }));
   } catch (error) {
     // Free the key for a corrected retry, unless it now belongs to another request. Only an
     // in-flight row is deleted: a commit whose acknowledgement was lost stays completed.

@@ -3,6 +3,7 @@ import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import type { DataProtector } from '../security/protector';
+import { activeTraceparent } from '../telemetry/tracing';
 import { attemptDelivery, systemClock, type AttemptOptions } from './delivery-attempt';
 import type { DeliveryQueue } from './delivery-queue';
 import { decideNext } from './retry-policy';
@@ -107,7 +108,8 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
     if (subscription.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`);
     const [replay] = await tx
       .insert(webhookDeliveries)
-      .values({ subscriptionId: original.subscriptionId, eventId: original.eventId, kind: 'replay', replayOf: original.id, requestedBy, state: 'pending', nextAttemptAt: new Date() })
+      // The replay's attempts join the trace of whoever asked for it (a console request), not the original's.
+      .values({ subscriptionId: original.subscriptionId, eventId: original.eventId, kind: 'replay', replayOf: original.id, requestedBy, state: 'pending', nextAttemptAt: new Date(), traceparent: activeTraceparent() })
       .returning({ id: webhookDeliveries.id });
     await queue.enqueue(tx, [{ delivery_id: replay.id, attempt: 1 }]);
     return replay.id;

@@ -1,6 +1,7 @@
 import { sqlOf, type Transaction } from '@lop/db';
 import type { Stream } from '../events/append';
 import type { PartnerEvent } from '../events/events.schemas';
+import { activeTraceparent } from '../telemetry/tracing';
 import type { DeliveryQueue } from './delivery-queue';
 
 /**
@@ -43,9 +44,12 @@ export async function enqueueWebhookDeliveries(tx: Transaction, stream: Stream, 
   if (appended.length === 0) return;
   const events = JSON.stringify(appended.map((e) => ({ id: e.event_id, type: e.type, sequence: e.sequence })));
   const client = sqlOf(tx);
+  // The trace of the request (or operation) writing these events, when it is traced: each attempt
+  // of these deliveries becomes a span of that trace (process-delivery.ts).
+  const traceparent = activeTraceparent();
   const rows = await client<{ id: string }[]>`
-    insert into webhook_deliveries (subscription_id, event_id, kind, state, next_attempt_at)
-    select s.id, e.id, 'event', 'pending', now()
+    insert into webhook_deliveries (subscription_id, event_id, kind, state, next_attempt_at, traceparent)
+    select s.id, e.id, 'event', 'pending', now(), ${traceparent}::text
     from jsonb_to_recordset(${events}::jsonb) as e(id uuid, type text, sequence bigint)
     join webhook_subscriptions s on e.type = any(s.event_types)
     where s.client_id = ${stream.clientId} and s.environment = ${stream.environment} and s.status = 'active'

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
 import { and, eq, sql } from 'drizzle-orm';
 import { events, preparedStatement, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
+import { traceparentContext, withSpan } from '../telemetry/tracing';
 import { attemptDelivery, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
 import type { DeliveryJob, DeliveryQueue } from './delivery-queue';
 import { decideNext, type Decision, type RetryPolicy } from './retry-policy';
@@ -54,15 +56,24 @@ async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<
  * Runs the attempts of a batch of jobs in parallel, each settled on its own: one job's failure
  * (database gone mid-record) never decides another's. A rejected entry means the job should be
  * released and run again later.
+ *
+ * Traces: the batch is a span of its own (a batch mixes deliveries of many requests) around the
+ * batch load, linked to each delivery's trace; each attempt is a span in the trace of the request
+ * that wrote its event (the traceparent the outbox stored), linked back to the batch.
  */
 export async function processDeliveryJobs(processor: DeliveryProcessor, jobs: DeliveryBatchJob[]): Promise<PromiseSettledResult<ProcessOutcome>[]> {
   if (jobs.length === 0) return [];
+  return withSpan('webhooks.batch', { root: true, attributes: { 'webhooks.batch.size': jobs.length } }, (batch) => processBatch(processor, jobs, batch));
+}
+
+async function processBatch(processor: DeliveryProcessor, jobs: DeliveryBatchJob[], batch: Span): Promise<PromiseSettledResult<ProcessOutcome>[]> {
   let loaded: Map<string, LoadedDelivery>;
   try {
-    loaded = await loadDeliveries(processor.db, jobs.map((job) => job.data.delivery_id));
+    loaded = await withSpan('webhooks.load_deliveries', {}, () => loadDeliveries(processor.db, jobs.map((job) => job.data.delivery_id)));
   } catch (error) {
     return jobs.map(() => ({ status: 'rejected', reason: error }));
   }
+  batch.addLinks([...loaded.values()].flatMap(({ delivery }) => linkTo(traceparentContext(delivery.traceparent))));
   // One decryption per subscription and batch, not per delivery.
   const secrets = new Map<string, string>();
   const secretOf = (subscription: LoadedDelivery['subscription']) => {
@@ -70,7 +81,20 @@ export async function processDeliveryJobs(processor: DeliveryProcessor, jobs: De
     if (secret === undefined) secrets.set(subscription.id, (secret = processor.protector.decrypt<string>(subscription.secretProtected)));
     return secret;
   };
-  return Promise.allSettled(jobs.map((job) => processLoaded(processor, job.data, loaded.get(job.data.delivery_id), secretOf, job.signal)));
+  const batchLink: Link = { context: batch.spanContext() };
+  return Promise.allSettled(jobs.map((job) => processLoaded(processor, job.data, loaded.get(job.data.delivery_id), secretOf, batchLink, job.signal)));
+}
+
+function linkTo(context: ReturnType<typeof traceparentContext>): Link[] {
+  const spanContext = context && trace.getSpanContext(context);
+  return spanContext ? [{ context: spanContext }] : [];
+}
+
+/** Where the attempt goes, without the query string (it may carry the partner's own token) or userinfo. */
+function destinationAttributes(url: string): Attributes {
+  const parsed = new URL(url);
+  const port = parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
+  return { 'url.full': `${parsed.origin}${parsed.pathname}`, 'server.address': parsed.hostname, 'server.port': port };
 }
 
 async function processLoaded(
@@ -78,6 +102,7 @@ async function processLoaded(
   job: DeliveryJob,
   row: LoadedDelivery | undefined,
   secretOf: (subscription: LoadedDelivery['subscription']) => string,
+  batchLink: Link,
   signal?: AbortSignal,
 ): Promise<ProcessOutcome> {
   const { db } = processor;
@@ -93,19 +118,39 @@ async function processLoaded(
     return 'cancelled';
   }
 
-  // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
-  const body = JSON.stringify(toPartnerEvent(event));
-  const secret = secretOf(subscription);
-  // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
-  // (the id of its attempt row); receivers deduplicate the event itself on event_id.
-  const attemptId = randomUUID();
-  const report = await attemptDelivery(
-    { url: subscription.url, environment: subscription.environment, secret, body, deliveryId: attemptId, eventId: event.id },
-    { ...processor.attempt, signal },
-  );
-  const decision = decideNext(report.result, job.attempt, processor.policy, clock());
-  const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock(), attemptId, body);
-  return recorded ? decision.outcome : 'not_due';
+  const requestContext = traceparentContext(delivery.traceparent);
+  const attributes: Attributes = {
+    'webhooks.delivery_id': delivery.id,
+    'webhooks.attempt': job.attempt,
+    'webhooks.event_id': event.id,
+    'webhooks.event_type': event.type,
+    'webhooks.subscription_id': subscription.id,
+    'http.request.method': 'POST',
+    ...destinationAttributes(subscription.url),
+  };
+  // Without a stored context (written while tracing was off) the attempt stays in the batch's trace.
+  const spanOptions = requestContext ? { kind: SpanKind.CLIENT, parent: requestContext, links: [batchLink], attributes } : { kind: SpanKind.CLIENT, attributes };
+  return withSpan('webhooks.attempt', spanOptions, async (span) => {
+    // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
+    const body = JSON.stringify(toPartnerEvent(event));
+    const secret = secretOf(subscription);
+    // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
+    // (the id of its attempt row); receivers deduplicate the event itself on event_id.
+    const attemptId = randomUUID();
+    const report = await attemptDelivery(
+      { url: subscription.url, environment: subscription.environment, secret, body, deliveryId: attemptId, eventId: event.id },
+      { ...processor.attempt, signal },
+    );
+    const decision = decideNext(report.result, job.attempt, processor.policy, clock());
+    const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock(), attemptId, body);
+    const outcome = recorded ? decision.outcome : 'not_due';
+    span.setAttributes({ 'http.response.status_code': report.statusCode ?? undefined, 'network.peer.address': report.address ?? undefined, 'webhooks.outcome': outcome });
+    if (decision.outcome !== 'delivered') {
+      span.setAttribute('error.type', decision.errorClass);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    return outcome;
+  });
 }
 
 /** The attempt row, the delivery's state and (for a retry) the next job, together; false if another run got there first. */
