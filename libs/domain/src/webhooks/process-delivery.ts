@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
 import { and, eq, sql } from 'drizzle-orm';
-import { events, preparedStatement, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { events, preparedStatement, sqlOf, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { traceparentContext, withSpan } from '../telemetry/tracing';
@@ -170,7 +170,10 @@ export async function recordAttempt(
   const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
   if (decision.outcome !== 'retry') {
     // The common case, in one statement (atomic without a transaction): a round trip matters at backlog rates.
-    const rows = (await processor.db.execute(sql`
+    // postgres.js's own template, so it runs as a prepared statement: drizzle runs a statement it
+    // did not prepare by name unprepared, and postgres.js then asks the server for its parameter
+    // types first, a second round trip (and a write) on every attempt.
+    const rows = await sqlOf(processor.db)`
       with updated as (
         update webhook_deliveries
         set attempts_made = ${attempt}, state = ${decision.outcome}, failure_reason = ${decision.outcome === 'dead_lettered' ? decision.reason : null},
@@ -182,7 +185,7 @@ export async function recordAttempt(
       select ${attemptId}::uuid, id, ${attempt}, ${report.startedAt.toISOString()}::timestamptz, ${report.durationMs}, ${report.statusCode}, ${errorClass}, ${decision.outcome}, ${report.address},
              ${report.requestHeaders === null ? null : JSON.stringify(report.requestHeaders)}::jsonb, ${requestBody}, ${report.responseBody}, ${report.responseBodyTruncated}
       from updated
-      returning delivery_id`)) as unknown as unknown[];
+      returning delivery_id`;
     return rows.length > 0;
   }
   return processor.db.transaction(async (tx) => {
