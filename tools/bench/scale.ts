@@ -25,7 +25,7 @@ export interface ScaleOptions {
   /** Fixed request rates; omitted = half of the peak measured at the first size. */
   getRate?: number;
   createRate?: number;
-  /** Events read per stream position. */
+  /** Events read per stream position (at least this many pages of 500 are timed, a short stream read again). */
   pageEvents: number;
   api: { entry: string; nodeOptions: string; nodeArgs: string[]; logLevel: string; poolSize: number };
   keepDatabases: boolean;
@@ -109,14 +109,19 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRow[]> {
         const base = api.url + PARTNER_BASE_PATH;
         const n = data.eventCount;
         const span = options.pageEvents;
-        const oldest = await readStream(base, data.key, { afterSequence: 0, maxEvents: span });
-        const middle = await readStream(base, data.key, { afterSequence: Math.floor(n / 2), maxEvents: span });
-        const tail = await readStream(base, data.key, { afterSequence: Math.max(0, n - span), maxEvents: span });
+        // Each position is timed over the same number of pages (a short stream is read again), after
+        // a warm-up read, so a percentile compares like with like across sizes.
+        const pages = Math.ceil(span / 500);
+        await readStream(base, data.key, { afterSequence: Math.floor(n / 3), maxEvents: 5_000 });
+        const oldest = await readStream(base, data.key, { afterSequence: 0, maxEvents: span, minPages: pages });
+        const middle = await readStream(base, data.key, { afterSequence: Math.floor(n / 2), maxEvents: span, minPages: pages });
+        // The tail: a reader that has caught up reads the last few pages, again and again.
+        const tail = await readStream(base, data.key, { afterSequence: Math.max(0, n - 5_000), maxEvents: span, minPages: pages });
         // One client among many: the smallest stream, its rows spread over the whole table.
         const small = [...data.others].sort((a, b) => a.eventCount - b.eventCount)[0];
         const filtered = small
-          ? { ...(await readStream(base, small.key, { afterSequence: 0, maxEvents: span })), clientEvents: small.eventCount }
-          : { ...(await readStream(base, data.key, { afterSequence: 0, maxEvents: span })), clientEvents: n };
+          ? { ...(await readStream(base, small.key, { afterSequence: 0, maxEvents: span, minPages: pages })), clientEvents: small.eventCount }
+          : { ...(await readStream(base, data.key, { afterSequence: 0, maxEvents: span, minPages: pages })), clientEvents: n };
         options.say(
           `  GET p50/p99 ${getFixed.p50}/${getFixed.p99} ms at ${getRate}/s; create ${createFixed.p50}/${createFixed.p99} ms at ${createRate}/s; paging ${Math.round(oldest.eventsPerSecond)}/${Math.round(middle.eventsPerSecond)}/${Math.round(tail.eventsPerSecond)} events/s; filtered ${Math.round(filtered.eventsPerSecond)} events/s`,
         );
