@@ -24,6 +24,12 @@ async function main() {
     }
     throw error;
   }
+  // A signal during start-up (migrations, pg-boss, the first attempts already running) is held
+  // and honoured once the worker can stop in order, instead of killing the process mid-attempt.
+  let requested: NodeJS.Signals | undefined;
+  const hold = (signal: NodeJS.Signals) => void (requested ??= signal);
+  process.on('SIGTERM', hold);
+  process.on('SIGINT', hold);
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
   await runMigrations(location.url);
   const worker = await startDeliveryWorker(location.url, { config, logger });
@@ -52,6 +58,7 @@ async function main() {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  if (requested) stop(requested);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

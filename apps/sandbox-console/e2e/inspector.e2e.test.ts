@@ -19,7 +19,9 @@ afterAll(() => stack?.close());
 
 /** Runs a copied snippet the way a partner would, with the key in PARTNER_API_KEY (asynchronously: the API answers from this process). */
 async function run(command: string, args: string[], cwd = REPO): Promise<string> {
-  const { stdout } = await promisify(execFile)(command, args, { cwd, env: { ...process.env, PARTNER_API_KEY: stack.key }, encoding: 'utf8', timeout: 60_000 });
+  // Without the FORCE_COLOR Nx sets for its tasks: the samples' output is read as plain text.
+  const { FORCE_COLOR: _colour, ...env } = process.env;
+  const { stdout } = await promisify(execFile)(command, args, { cwd, env: { ...env, PARTNER_API_KEY: stack.key }, encoding: 'utf8', timeout: 60_000 });
   return stdout;
 }
 
