@@ -54,6 +54,14 @@ beforeAll(async () => {
     workerMetricsPorts.push(await freePort());
     spawnWorker(workerMetricsPorts[i]);
   }
+  // Both workers up (their metrics endpoint answers once they run) before any traffic: on a loaded
+  // machine one could still be starting when the other has delivered everything.
+  for (const port of workerMetricsPorts) {
+    for (let answered = false, deadline = Date.now() + 60_000; !answered; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      answered = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.ok, () => false);
+      if (!answered && Date.now() > deadline) throw new Error(`delivery worker with metrics port ${port} did not start`);
+    }
+  }
 }, 90_000);
 
 afterAll(async () => {
