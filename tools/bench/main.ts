@@ -53,7 +53,7 @@ const { values } = parseArgs({
     scale: { type: 'boolean', default: false },
     sizes: { type: 'string', default: '10000,100000,1000000' },
     'other-clients': { type: 'string', default: '19' },
-    'page-events': { type: 'string', default: '50000' },
+    'page-events': { type: 'string', default: '250000' },
     rate: { type: 'string' },
     'create-rate': { type: 'string' },
   },
