@@ -3,7 +3,7 @@ import nx from '@nx/eslint-plugin';
 export default [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
-  { ignores: ['**/dist', '**/node_modules', '**/.data', 'docs/**', '**/vite.config.*.timestamp*'] },
+  { ignores: ['**/dist', '**/out-tsc', '**/node_modules', '**/.data', 'docs/**', '**/vite.config.*.timestamp*'] },
   {
     files: ['**/*.ts', '**/*.tsx'],
     rules: {

@@ -29,8 +29,10 @@ use_local_postgres() {
   fi
 }
 
-# Every project's lint, typecheck and build.
+# The TypeScript project references match the project graph (`nx sync` writes them; in CI Nx
+# skips that check before tasks, so it is made here), then every project's lint, typecheck and build.
 checks() {
+  npx nx sync:check
   npx nx run-many -t lint typecheck build --outputStyle=static
 }
 
@@ -38,6 +40,7 @@ checks() {
 # sets them); the docs project's drift-check runs when the generator, the CLI's types or docs/ changed.
 affected() {
   use_local_postgres
+  npx nx sync:check
   npx nx affected -t lint typecheck build test drift-check --base="${NX_BASE:?NX_BASE}" --head="${NX_HEAD:-HEAD}" --outputStyle=static
 }
 

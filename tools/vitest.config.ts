@@ -1,4 +1,4 @@
-import { projectTestConfig } from '../vitest.shared';
+import { projectTestConfig } from '../vitest.shared.ts';
 
 const shared = projectTestConfig('tools');
 

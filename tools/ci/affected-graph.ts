@@ -1,10 +1,12 @@
 /**
  * Proves the project graph makes `nx affected` right (docs/ci.md): each sample change is committed
  * in a temporary git worktree of HEAD, and `nx show projects --affected` for that commit must be
- * exactly the projects listed. Run by .ci/run and by the pull-request workflow.
+ * exactly the projects listed. Also: the committed docs/project-graph.json (docs/ci.md lists its
+ * projects and edges) is what `nx graph` writes now, so it cannot go stale. Run by .ci/run and by the
+ * pull-request workflow.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, appendFileSync, mkdirSync, rmSync, symlinkSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, appendFileSync, mkdirSync, rmSync, symlinkSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +23,21 @@ const CASES: { change: string; affected: string[]; why: string }[] = [
   { change: 'libs/domain/src/openapi/document.ts', affected: ['delivery-worker', 'docs', 'domain', 'partner-api', 'partner-cli', 'sandbox-console', 'tools'], why: 'the OpenAPI generator feeds the drift check' },
   { change: 'tools/openapi/write-openapi.ts', affected: ['docs', 'tools'], why: 'the document writer is the drift check' },
   { change: 'apps/partner-cli/src/main.ts', affected: ['docs', 'partner-cli', 'tools'], why: 'the CLI owns the generated client types the drift check compares' },
+  { change: 'tsconfig.json', affected: EVERYTHING, why: 'the TypeScript solution file: it makes every typecheck a tsc --build of project references' },
+  { change: 'tsconfig.base.json', affected: EVERYTHING, why: 'every project compiles with these options' },
 ];
+
+const NX_ENV = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' };
+const GRAPH_FILE = 'docs/project-graph.json';
+
+/** A graph file's content with key order and edge order left out of the comparison. */
+function canonicalGraph(json: string): string {
+  const graph = JSON.parse(json) as { graph: { dependencies: Record<string, { target: string; type: string }[]> } };
+  for (const edges of Object.values(graph.graph.dependencies)) edges.sort((a, b) => `${a.target} ${a.type}`.localeCompare(`${b.target} ${b.type}`));
+  return JSON.stringify(graph, (_key, value) =>
+    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value,
+  );
+}
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=ci', '-c', 'user.email=ci@localhost', ...args], { cwd, encoding: 'utf8' });
 
@@ -41,7 +57,7 @@ try {
     const output = execFileSync('npx', ['nx', 'show', 'projects', '--affected', '--base=HEAD~1', '--head=HEAD', '--json'], {
       cwd: tree,
       encoding: 'utf8',
-      env: { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' },
+      env: NX_ENV,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const affected = (JSON.parse(output) as string[]).sort();
@@ -49,11 +65,17 @@ try {
     if (!ok) failures++;
     console.log(`${ok ? 'ok  ' : 'FAIL'} ${sample.change} → ${affected.join(', ') || '(nothing)'}${ok ? '' : `; expected ${[...sample.affected].sort().join(', ')}`}  (${sample.why})`);
   }
+
+  const written = join(work, 'project-graph.json');
+  execFileSync('npx', ['nx', 'graph', `--file=${written}`], { cwd: ROOT, env: NX_ENV, stdio: 'ignore' });
+  const current = existsSync(join(ROOT, GRAPH_FILE)) && canonicalGraph(readFileSync(join(ROOT, GRAPH_FILE), 'utf8')) === canonicalGraph(readFileSync(written, 'utf8'));
+  if (!current) failures++;
+  console.log(`${current ? 'ok  ' : 'FAIL'} ${GRAPH_FILE} is the graph Nx builds${current ? '' : `; run npx nx graph --file=${GRAPH_FILE} and commit it`}`);
 } finally {
   git(ROOT, 'worktree', 'remove', '--force', tree);
   rmSync(work, { recursive: true, force: true });
 }
 if (failures > 0) {
-  console.error(`${failures} sample change(s) affect the wrong projects`);
+  console.error(`${failures} check(s) failed: sample changes that affect the wrong projects, or a stale ${GRAPH_FILE}`);
   process.exit(1);
 }
