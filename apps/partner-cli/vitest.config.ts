@@ -1,4 +1,4 @@
-import { projectTestConfig } from '../../vitest.shared.ts';
+import { projectTestConfig } from '../../libs/db/src/testing/vitest-project.ts';
 
 const shared = projectTestConfig('partner-cli');
 

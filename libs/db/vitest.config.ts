@@ -1,3 +1,3 @@
-import { projectTestConfig } from '../../vitest.shared.ts';
+import { projectTestConfig } from './src/testing/vitest-project.ts';
 
 export default projectTestConfig('db');

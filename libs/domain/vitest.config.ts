@@ -1,3 +1,3 @@
-import { projectTestConfig } from '../../vitest.shared.ts';
+import { projectTestConfig } from '../../libs/db/src/testing/vitest-project.ts';
 
 export default projectTestConfig('domain');

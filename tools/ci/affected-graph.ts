@@ -24,6 +24,7 @@ const CASES: { change: string; affected: string[]; why: string }[] = [
   { change: 'tools/openapi/write-openapi.ts', affected: ['docs', 'tools'], why: 'the document writer is the drift check' },
   { change: 'apps/partner-cli/src/main.ts', affected: ['docs', 'partner-cli', 'tools'], why: 'the CLI owns the generated client types the drift check compares' },
   { change: 'tsconfig.json', affected: EVERYTHING, why: 'the TypeScript solution file: it makes every typecheck a tsc --build of project references' },
+  { change: 'libs/db/src/testing/vitest-project.ts', affected: EVERYTHING, why: 'the test settings every project shares' },
   { change: 'tsconfig.base.json', affected: EVERYTHING, why: 'every project compiles with these options' },
 ];
 

@@ -8,7 +8,7 @@ export function projectTestConfig(name: string) {
       name,
       environment: 'node',
       include: ['src/**/*.test.ts'],
-      globalSetup: [fileURLToPath(new URL('./libs/db/src/testing/global-setup.ts', import.meta.url))],
+      globalSetup: [fileURLToPath(new URL('./global-setup.ts', import.meta.url))],
       testTimeout: 30_000,
       hookTimeout: 60_000,
       pool: 'forks',
