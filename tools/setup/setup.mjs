@@ -10,8 +10,12 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-const NODE_RUNTIME_VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).optionalDependencies[`node-linux-${process.arch}`];
+const project = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+const NODE_RUNTIME_VERSION = project.optionalDependencies[`node-linux-${process.arch}`];
+// `engines.node` is `>=MAJOR.MINOR` (tools/setup/node-runtime.test.ts holds it to that form).
+const [needMajor, needMinor] = project.engines.node.slice(2).split('.').map(Number);
 const [major, minor] = process.versions.node.split('.').map(Number);
+const needed = `${needMajor}.${needMinor}`;
 const npmCli = process.env.npm_execpath;
 const ciArgs = ['ci', '--no-audit', '--no-fund', ...process.argv.slice(2)];
 
@@ -24,10 +28,10 @@ if (!npmCli) {
   console.error('Run this as `npm run setup`.');
   process.exit(1);
 }
-if (major > 22 || (major === 22 && minor >= 12)) run(process.execPath, [npmCli, ...ciArgs]);
+if (major > needMajor || (major === needMajor && minor >= needMinor)) run(process.execPath, [npmCli, ...ciArgs]);
 if (process.platform !== 'linux' || !NODE_RUNTIME_VERSION) {
-  console.error(`This project needs Node.js 22.12 or newer; this is ${process.version}. Install Node 22 LTS and run \`npm run setup\` again.`);
+  console.error(`This project needs Node.js ${needed} or newer; this is ${process.version}. Install it and run \`npm run setup\` again.`);
   process.exit(1);
 }
-console.log(`Node ${process.version} is older than the project's 22.12: installing with Node ${NODE_RUNTIME_VERSION} from the npm registry.`);
+console.log(`Node ${process.version} is older than the project's ${needed}: installing with Node ${NODE_RUNTIME_VERSION} from the npm registry.`);
 run(process.execPath, [npmCli, 'exec', '--yes', `--package=node-linux-${process.arch}@${NODE_RUNTIME_VERSION}`, '--', 'node', npmCli, ...ciArgs]);
