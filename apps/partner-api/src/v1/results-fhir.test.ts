@@ -254,7 +254,7 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     await lab.collect({ order_id: orderId });
     await lab.receive({ order_id: orderId });
     await lab.accession({ order_id: orderId });
-    const observations = [
+    const observations: Record<string, string | boolean | null | Record<string, string>>[] = [
       { code: 'K', analyte: 'Potassium', value: '1.50', unit: 'mmol/L', reference_interval: '3.50-5.10', abnormal_flag: 'L' },
       { code: 'CRP', analyte: 'C-reactive protein', value: '<0.5', unit: 'mg/L', reference_interval: '<5.0' },
       { code: 'TSH', analyte: 'TSH', value: '>100.000', unit: 'µIU/mL', reference_interval: '0.450–4.500', abnormal_flag: 'H*', comment: 'Vérifié deux fois — résultat confirmé.' },
@@ -271,7 +271,7 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     const response = await api.call('GET', fhirPath(orderId, recorded.result.result_id), { key: own.key });
     const bundle = expectBundle(response);
     const { collection } = await readAll(own, orderId, subject);
-    expect(collection.results[0].observations.map((o: Json) => o.value)).toEqual(observations.map((o) => (o as Json).value));
+    expect(collection.results[0].observations.map((o: Json) => o.value)).toEqual(observations.map((o) => o.value));
     // In the JSON text itself, character for character.
     for (const value of ['1.50', '<0.5', '>100.000', '092', 'Négatif', '12345678901234567890', '  7.0 ']) expect(response.text).toContain(`"valueString":${JSON.stringify(value)}`);
     const obs = entriesOf(bundle, 'Observation');
@@ -366,6 +366,8 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
       const rest = expectBundle(await api.call('GET', fhirPath(orderId, resultId), { key: own.key }));
       const answered = await trpc({ orderId, resultId }, own.key);
       expect(answered.status, answered.text).toBe(200);
+      expect(answered.headers.get('content-type'), 'tRPC’s own JSON around the Bundle').toMatch(/^application\/json/);
+      expect(answered.headers.get('x-request-id')).toMatch(/^req_/);
       expect(answered.body.result.data).toEqual(rest);
       expect(fhirR4Errors(answered.body.result.data)).toEqual([]);
       const refused = async (input: unknown, key: string, status: number, code: string) => {
