@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoId, FHIR_CONTENT_TYPE, FHIR_EXTENSIONS, FHIR_SYSTEMS, grantPrograms, laboratoryCaller, SCOPES } from '@lop/domain';
+import { demoId, FHIR_CONTENT_TYPE, FHIR_EXTENSIONS, FHIR_SYSTEMS, grantPrograms, laboratoryCaller, observationRoles, SCOPES } from '@lop/domain';
 import { connectFixtures, type TestApi, type TestResponse } from '../testing/harness';
 import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
@@ -18,8 +18,6 @@ const STATUS_OF_STATE: Record<string, string> = { partial: 'preliminary', final:
 const RELEASING = ['happy_path', 'partial_then_final', 'corrected_result', 'critical_result', 'specimen_rejected', 'report_available'];
 
 type Json = Record<string, any>;
-/** FHIR's `code` type; a supplied code that is not one is kept as a supplied field. */
-const FHIR_CODE = /^[^\s]+( [^\s]+)*$/;
 
 const fhirPath = (orderId: string, resultId: string) => `/v1/orders/${orderId}/results/${resultId}/fhir`;
 const entriesOf = (bundle: Json, type: string): Json[] => bundle.entry.filter((e: Json) => e.resource.resourceType === type).map((e: Json) => e.resource);
@@ -73,18 +71,21 @@ function expectTrueTo(bundle: Json, record: Json, lineage: Json, externalSubject
   expect(report.result.map((r: Json) => r.reference)).toEqual(bundle.entry.filter((e: Json) => e.resource.resourceType === 'Observation').map((e: Json) => e.fullUrl));
   record.observations.forEach((supplied: Json, i: number) => {
     const observation = observations[i];
+    const roles = observationRoles(supplied);
+    const at = (role: keyof typeof roles) => (roles[role] === undefined ? undefined : supplied[roles[role]]);
     expect(observation.status).toBe(report.status);
     expect(observation.subject).toEqual(report.subject);
-    if (typeof supplied.value === 'string' && supplied.value !== '') expect(observation.valueString).toBe(supplied.value);
-    if (supplied.analyte) expect(observation.code.text).toBe(supplied.analyte);
-    if (supplied.code && FHIR_CODE.test(supplied.code)) expect(observation.code.coding).toEqual([{ system: expect.stringMatching(/^urn:lop:laboratory:[0-9a-f-]+:observation-code$/), code: supplied.code }]);
-    if (supplied.reference_interval) expect(observation.referenceRange).toEqual([{ text: supplied.reference_interval }]);
-    if (supplied.abnormal_flag) expect(observation.interpretation[0].text).toBe(supplied.abnormal_flag);
+    if (typeof at('value') === 'string') expect(observation.valueString).toBe(at('value'));
+    if (roles.name) expect(observation.code.text).toBe(at('name'));
+    if (roles.code) expect(observation.code.coding).toEqual([{ system: expect.stringMatching(/^urn:lop:laboratory:[0-9a-f-]+:observation-code$/), code: at('code') }]);
+    if (roles.referenceInterval) expect(observation.referenceRange).toEqual([{ text: at('referenceInterval') }]);
+    if (roles.flag) expect(observation.interpretation[0].text).toBe(at('flag'));
     else expect(observation.interpretation).toBeUndefined();
-    if (supplied.comment) expect(observation.note).toEqual([{ text: supplied.comment }]);
+    if (roles.comment) expect(observation.note).toEqual([{ text: at('comment') }]);
     const kept = suppliedFieldsOf(observation);
+    const mapped = new Set<string>(Object.values(roles));
     for (const [name, value] of Object.entries(supplied)) {
-      if (['code', 'analyte', 'value', 'reference_interval', 'abnormal_flag', 'comment', 'loinc'].includes(name) || value === null || value === '') continue;
+      if (mapped.has(name) || name === 'loinc' || value === null || value === '') continue;
       expect(kept[name], `observation ${i} keeps ${name}`).toBe(typeof value === 'object' ? JSON.stringify(value) : value);
     }
   });
@@ -265,6 +266,9 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
       { analyte: 'Pending analyte', value: null, comment: 'Not performed: insufficient quantity.' },
       { code: 'BOOL', value: true },
       { unit: 'only a unit' },
+      // The other names laboratories use (README's example sends name and flag).
+      { code: 'WBC', name: 'White blood cells', result: '6.10', units: '10^3/uL', reference_range: '3.4-10.8', flag: 'N', comments: 'Smear reviewed.' },
+      { analyte: 'First name wins', name: 'Kept as supplied', value: '1', abnormal_flag: '', flag: 'A' },
     ];
     const recorded = await lab.recordResult({ order_id: orderId, source_result_id: 'LIS-Ünïcode-1', performing_laboratory_system: 'Système LIS 8', observations });
     await lab.releaseResult({ result_id: recorded.result.result_id, as: 'final' });
@@ -294,6 +298,17 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     expect(obs[7].dataAbsentReason.coding[0].code).toBe('unknown');
     expect(obs[8].valueBoolean).toBe(true);
     expect(obs[9].code).toEqual({ extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/data-absent-reason', valueCode: 'unknown' }] });
+    expect(obs[10]).toMatchObject({
+      code: { coding: [{ code: 'WBC' }], text: 'White blood cells' },
+      valueString: '6.10',
+      referenceRange: [{ text: '3.4-10.8' }],
+      interpretation: [{ coding: [{ code: 'N', display: 'Normal' }, { code: 'N' }], text: 'N' }],
+      note: [{ text: 'Smear reviewed.' }],
+    });
+    expect(suppliedFieldsOf(obs[10])).toEqual({ units: '10^3/uL' });
+    // An empty abnormal_flag cannot be carried (FHIR has no empty string): the next name for a flag is.
+    expect(obs[11]).toMatchObject({ code: { text: 'First name wins' }, valueString: '1', interpretation: [{ text: 'A' }] });
+    expect(suppliedFieldsOf(obs[11])).toEqual({ name: 'Kept as supplied' });
     expect(reportOf(bundle).identifier[2]).toEqual({ use: 'secondary', system: expect.stringMatching(/:source-result-id$/), value: 'LIS-Ünïcode-1', assigner: { display: 'Système LIS 8' } });
 
     // An amendment of it: status amended, replacing the final.

@@ -78,8 +78,21 @@ export const FHIR_INTERPRETATION_OF_FLAG: Readonly<Record<string, { code: string
   IND: { code: 'IND', display: 'Indeterminate' },
 };
 
-/** The observation keys mapped onto R4 elements; every other supplied key goes to the supplied-field extension. */
-export const MAPPED_OBSERVATION_KEYS = ['code', 'analyte', 'value', 'reference_interval', 'abnormal_flag', 'comment'] as const;
+/**
+ * Observations have free keys (the laboratory decides them): each R4 element is fed by the first
+ * of the names laboratories use for it whose value it can carry (the console reads them the same
+ * way). Every other supplied key, `unit` included, goes to the supplied-field extension.
+ */
+export const OBSERVATION_ROLES = {
+  code: ['code', 'analyte_code', 'observation_code'],
+  name: ['analyte', 'name', 'test_name', 'display'],
+  value: ['value', 'result', 'result_value'],
+  referenceInterval: ['reference_interval', 'reference_range', 'ref_range', 'range'],
+  flag: ['abnormal_flag', 'flag', 'interpretation', 'abnormal_flags'],
+  comment: ['comment', 'comments', 'note', 'notes'],
+} as const;
+
+type Role = keyof typeof OBSERVATION_ROLES;
 
 /** FHIR's `code` type: no leading, trailing or repeated whitespace. */
 const FHIR_CODE = /^[^\s]+( [^\s]+)*$/;
@@ -121,40 +134,58 @@ function interpretationOf(flag: string, laboratoryId: string): FhirCodeableConce
   return { ...(coding.length > 0 ? { coding } : {}), text: flag };
 }
 
-export function toFhirObservation(supplied: Record<string, unknown>, common: { laboratoryId: string; status: FhirObservation['status']; subject: FhirReference; issued: string; effective?: string; specimen?: FhirReference }): FhirObservation {
-  const { code, analyte, value, reference_interval: interval, abnormal_flag: flag, comment } = supplied;
-  const extension: FhirExtension[] = [];
-  for (const [name, held] of Object.entries(supplied)) {
-    const mapped =
-      (name === 'code' && nonEmpty(held) && FHIR_CODE.test(held)) ||
-      (name === 'value' && (nonEmpty(held) || typeof held === 'boolean')) ||
-      (['analyte', 'reference_interval', 'abnormal_flag', 'comment'].includes(name) && nonEmpty(held));
-    if (mapped) continue;
-    const field = suppliedField(name, held);
-    if (field) extension.push(field);
+/** Which supplied key feeds each R4 element: the first name of its role whose value the element can carry. */
+export function observationRoles(supplied: Record<string, unknown>): Partial<Record<Role, string>> {
+  const carries: Record<Role, (value: unknown) => boolean> = {
+    code: (v) => nonEmpty(v) && FHIR_CODE.test(v),
+    name: nonEmpty,
+    value: (v) => nonEmpty(v) || typeof v === 'boolean',
+    referenceInterval: nonEmpty,
+    flag: nonEmpty,
+    comment: nonEmpty,
+  };
+  const roles: Partial<Record<Role, string>> = {};
+  for (const role of Object.keys(OBSERVATION_ROLES) as Role[]) {
+    const key = OBSERVATION_ROLES[role].find((k) => k in supplied && carries[role](supplied[k]));
+    if (key) roles[role] = key;
   }
-  const coding = nonEmpty(code) && FHIR_CODE.test(code) ? [{ system: FHIR_SYSTEMS.observationCode(common.laboratoryId), code }] : undefined;
-  const text = nonEmpty(analyte) ? analyte : undefined;
+  return roles;
+}
+
+export function toFhirObservation(supplied: Record<string, unknown>, common: { laboratoryId: string; status: FhirObservation['status']; subject: FhirReference; issued: string; effective?: string; specimen?: FhirReference }): FhirObservation {
+  const roles = observationRoles(supplied);
+  const of = (role: Role) => (roles[role] === undefined ? undefined : supplied[roles[role]]);
+  const mapped = new Set(Object.values(roles));
+  const extension = Object.entries(supplied)
+    .filter(([name]) => !mapped.has(name))
+    .map(([name, held]) => suppliedField(name, held))
+    .filter((field): field is FhirExtension => field !== null);
+  const code = of('code') as string | undefined;
+  const text = of('name') as string | undefined;
+  const value = of('value');
+  const interval = of('referenceInterval') as string | undefined;
+  const flag = of('flag') as string | undefined;
+  const comment = of('comment') as string | undefined;
   const observation: FhirObservation = {
     resourceType: 'Observation',
     ...(extension.length > 0 ? { extension } : {}),
     status: common.status,
     category: [LABORATORY_CATEGORY],
     code:
-      coding || text
-        ? { ...(coding ? { coding } : {}), ...(text ? { text } : {}) }
+      code || text
+        ? { ...(code ? { coding: [{ system: FHIR_SYSTEMS.observationCode(common.laboratoryId), code }] } : {}), ...(text ? { text } : {}) }
         : { extension: [{ url: DATA_ABSENT_EXTENSION, valueCode: 'unknown' }] },
     subject: common.subject,
     ...(common.effective ? { effectiveDateTime: common.effective } : {}),
     issued: common.issued,
   };
-  if (nonEmpty(value)) observation.valueString = value;
+  if (typeof value === 'string') observation.valueString = value;
   else if (typeof value === 'boolean') observation.valueBoolean = value;
   else observation.dataAbsentReason = { coding: [{ system: DATA_ABSENT_REASON, code: 'unknown', display: 'Unknown' }] };
-  if (nonEmpty(flag)) observation.interpretation = [interpretationOf(flag, common.laboratoryId)];
-  if (nonEmpty(comment)) observation.note = [{ text: comment }];
+  if (flag) observation.interpretation = [interpretationOf(flag, common.laboratoryId)];
+  if (comment) observation.note = [{ text: comment }];
   if (common.specimen) observation.specimen = common.specimen;
-  if (nonEmpty(interval)) observation.referenceRange = [{ text: interval }];
+  if (interval) observation.referenceRange = [{ text: interval }];
   return observation;
 }
 
