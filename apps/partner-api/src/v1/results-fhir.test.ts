@@ -160,6 +160,9 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     expect(broken((b) => (reportOf(b).surprise = true))).not.toEqual([]);
     expect(broken((b) => (entriesOf(b, 'Observation')[0].interpretation = [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code: 'HIGH' }] }]))).not.toEqual([]);
     expect(broken((b) => (entriesOf(b, 'Observation')[0].note = [{ text: '' }]))).not.toEqual([]);
+    expect(broken((b) => reportOf(b).extension.push({ url: FHIR_EXTENSIONS.replaces, valueString: 'an id' }))).not.toEqual([]);
+    expect(broken((b) => reportOf(b).extension.push({ url: 'http://hl7.org/fhir/StructureDefinition/diagnosticReport-supersededBy', valueBoolean: true }))).not.toEqual([]);
+    expect(broken((b) => (entriesOf(b, 'Observation')[0].code = { extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/data-absent-reason', valueString: 'unknown' }] }))).not.toEqual([]);
   });
 
   it('every bundle the sandbox scenarios produce, for every synthetic panel, is valid R4 and true to the result record', async () => {
