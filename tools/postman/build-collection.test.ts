@@ -38,6 +38,16 @@ describe('the Postman collection generated from the OpenAPI document', () => {
     expect(collectionTest).toContain('body.error.code');
   });
 
+  it('reads the FHIR view after the result it renders, expecting the Bundle itself rather than the envelope', () => {
+    const order = requests.map((item) => item.request.url.raw.split('?')[0]);
+    const fhir = order.indexOf('{{base_url}}/v1/orders/{{order_id}}/results/{{result_id}}/fhir');
+    expect(fhir).toBeGreaterThan(order.indexOf('{{base_url}}/v1/orders/{{order_id}}/results'));
+    expect(scriptOf(requests[fhir], 'prerequest')).toContain("pm.variables.get('result_id')");
+    expect(scriptOf(requests[fhir], 'test')).toContain("body.resourceType).to.equal('Bundle')");
+    const collectionTest = collection.event.find((e: any) => e.listen === 'test').script.exec.join('\n');
+    expect(collectionTest).toMatch(/isFhir = pm\.response\.code < 400 && .*fhir\\\+json/);
+  });
+
   it('each create-order request gets a fresh Idempotency-Key from a uuid, and the replay reuses it', () => {
     const creates = requests.filter((item) => item.request.method === 'POST' && item.request.url.raw === '{{base_url}}/v1/orders');
     expect(creates).toHaveLength(2);

@@ -209,6 +209,16 @@ export const FLOW: FlowStep[] = [
   },
   { route: 'GET /v1/orders/{orderId}/results/{resultId}', folder: '7. Results', expect: '[200]', prerequest: skipUnless('result_id', 'no released result yet') },
   {
+    route: 'GET /v1/orders/{orderId}/results/{resultId}/fhir',
+    folder: '7. Results',
+    expect: '[200]',
+    prerequest: skipUnless('result_id', 'no released result yet'),
+    test: [
+      "pm.test('a FHIR R4 Bundle: the DiagnosticReport first, then its Observations', () => { pm.expect(body.resourceType).to.equal('Bundle'); pm.expect(body.entry[0].resource.resourceType).to.equal('DiagnosticReport'); });",
+      "pm.test('no LOINC, no Patient resource', () => { pm.expect(pm.response.text()).to.not.match(/loinc/i); pm.expect(body.entry.map((e) => e.resource.resourceType)).to.not.include('Patient'); });",
+    ],
+  },
+  {
     route: 'GET /v1/orders/{orderId}/results/{resultId}/report',
     folder: '7. Results',
     expect: '[200, 404]',
@@ -279,9 +289,14 @@ export function statusTest(expect: string): string[] {
   ];
 }
 
-/** Collection-level test: every response is the success or the error envelope, with X-Request-Id. */
+/**
+ * Collection-level test: every response is the success or the error envelope, with X-Request-Id;
+ * the FHIR view's success is the FHIR resource itself (its failures keep the envelope).
+ */
 export const ENVELOPE_TEST = [
-  "pm.test('envelope: ' + (pm.response.code < 400 ? 'data and request_id' : 'error and request_id'), () => {",
+  "const isFhir = pm.response.code < 400 && /^application\\/fhir\\+json/.test(pm.response.headers.get('Content-Type') || '');",
+  "if (isFhir) pm.test('FHIR resource with X-Request-Id', () => { pm.expect(pm.response.json().resourceType).to.be.a('string'); pm.expect(pm.response.headers.get('X-Request-Id')).to.match(/^req_/); });",
+  "else pm.test('envelope: ' + (pm.response.code < 400 ? 'data and request_id' : 'error and request_id'), () => {",
   '  const body = pm.response.json();',
   "  pm.expect(body.request_id).to.be.a('string').and.match(/^req_/);",
   "  pm.expect(pm.response.headers.get('X-Request-Id')).to.equal(body.request_id);",

@@ -104,6 +104,23 @@ describe('the readers: a table by default, --json that parses to what the API re
     expect(withoutIds(fixtures)).toEqual(withoutIds(expected));
   });
 
+  it('results get --fhir: the FHIR Bundle of the current version, or of --result; --result alone is a usage error', async () => {
+    const collection = (await service.get(`/v1/orders/${orderId}/results`)).body.data;
+    const current = await lop(service, ['results', 'get', orderId, '--fhir']);
+    expect(current.code, current.stderr).toBe(0);
+    expect(JSON.parse(current.stdout)).toEqual((await service.get(`/v1/orders/${orderId}/results/${collection.current_result_id}/fhir`)).body);
+    expect(JSON.parse(current.stdout).entry[0].resource.status).toBe('corrected');
+    const first = await lop(service, ['results', 'get', orderId, '--fhir', '--result', collection.version_lineage[0].result_id]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).entry[0].resource.status).toBe('final');
+    const alone = await lop(service, ['results', 'get', orderId, '--result', collection.current_result_id]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--result needs --fhir/);
+    const unknown = await lop(service, ['results', 'get', orderId, '--fhir', '--result', '00000000-0000-4000-8000-000000000000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/not_found/);
+  });
+
   it('events tail --json: the last events of the stream and the cursor after them; --from-cursor reads on from one', async () => {
     const tail = await lop(service, ['events', 'tail', '--json', '-n', '3']);
     expect(tail.code, tail.stderr).toBe(0);

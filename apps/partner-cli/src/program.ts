@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { CLI_VERSION, createApi, DEFAULT_BASE_URL, UsageError, type Api } from './api';
 import { listen } from './commands/listen';
-import { fixtures, getOrder, getResults, scenarios, tailEvents } from './commands/readers';
+import { fixtures, getOrder, getResultFhir, getResults, scenarios, tailEvents } from './commands/readers';
 import { trigger } from './commands/trigger';
 import type { Output } from './output';
 import { MAX_PAGE, parseEventTypes } from './stream';
@@ -151,11 +151,20 @@ Exit code 1 if any delivery failed.
   );
 
   const results = program.command('results').description('Read results.');
-  withJson(results.command('get').description("Print an order's result collection: pending or current version, and the version lineage.").argument('<order_id>').addOption(jsonOption())).action(
-    async (orderId: string, options, command: Command) => {
-      run.exitCode = await getResults(api(command), orderId, { json: Boolean(options.json) }, output);
-    },
-  );
+  withJson(
+    results
+      .command('get')
+      .description("Print an order's result collection: pending or current version, and the version lineage; --fhir prints a released version as a FHIR R4 Bundle instead.")
+      .argument('<order_id>')
+      .addOption(jsonOption())
+      .option('--fhir', 'print the FHIR R4 Bundle (JSON) of the current released version instead')
+      .option('--result <result_id>', 'with --fhir: the released version to print, superseded ones included'),
+  ).action(async (orderId: string, options, command: Command) => {
+    if (options.result !== undefined && !options.fhir) throw new UsageError('--result needs --fhir');
+    run.exitCode = options.fhir
+      ? await getResultFhir(api(command), orderId, { result: options.result }, output)
+      : await getResults(api(command), orderId, { json: Boolean(options.json) }, output);
+  });
 
   withJson(program.command('scenarios').description('List the sandbox scenarios lop trigger can run.').addOption(jsonOption())).action(async (options, command: Command) => {
     run.exitCode = await scenarios(api(command), { json: Boolean(options.json) }, output);

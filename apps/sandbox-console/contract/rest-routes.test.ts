@@ -9,8 +9,8 @@ describe('the REST routes the request inspector shows', () => {
   it('are exactly the OpenAPI routes of the partner procedures (method, path, success status)', () => {
     const fromRouter: Record<string, unknown> = {};
     forEachOpenApiProcedure(partnerRouter._def.procedures, ({ path, meta }) => {
-      const { successStatus, scope } = meta as { successStatus?: number; scope?: string };
-      fromRouter[path] = { method: meta.openapi.method, path: meta.openapi.path, successStatus: successStatus ?? 200, scope };
+      const { successStatus, scope, responseContentType } = meta as { successStatus?: number; scope?: string; responseContentType?: string };
+      fromRouter[path] = { method: meta.openapi.method, path: meta.openapi.path, successStatus: successStatus ?? 200, scope, ...(responseContentType ? { responseContentType } : {}) };
     });
     expect(REST_ROUTES).toEqual(fromRouter);
   });

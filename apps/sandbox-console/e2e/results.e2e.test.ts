@@ -97,6 +97,33 @@ describe('results a clinician-facing engineer can read', () => {
     await screenshot(page, 'results-03-report');
   });
 
+  it('shows the FHIR R4 view of a version beside it, values exactly as in its table, with the partner request in the inspector', async () => {
+    const { page } = stack;
+    const { orderId, externalOrderId } = await orderThrough('partial_then_final');
+    await openOrder(orderId, externalOrderId);
+    const v2 = page.getByRole('article', { name: 'Result version 2' });
+    const fhir = v2.getByRole('region', { name: 'FHIR view of version 2' });
+    const shown = fhir.getByLabel('FHIR Bundle of version 2');
+    await timed('order page: Show FHIR R4 → the Bundle shown', async () => {
+      await fhir.getByRole('button', { name: 'Show FHIR R4' }).click();
+      await shown.waitFor();
+    });
+    const bundle = JSON.parse((await shown.textContent())!);
+    const resources = bundle.entry.map((e: { resource: Record<string, any> }) => e.resource);
+    expect(bundle).toMatchObject({ resourceType: 'Bundle', type: 'collection' });
+    expect(resources[0]).toMatchObject({ resourceType: 'DiagnosticReport', status: 'final' });
+    const values = resources.filter((r: Record<string, any>) => r.resourceType === 'Observation').map((r: Record<string, any>) => r.valueString);
+    expect(values).toEqual(await v2.locator('table.observations tbody tr td:nth-child(2)').allTextContents());
+    expect(await fhir.textContent()).toContain('DiagnosticReport final · 5 Observations · Specimen');
+
+    const inspector = fhir.getByRole('region', { name: 'FHIR request, version 2' });
+    await inspector.getByRole('button', { name: /partner request/ }).click();
+    const resultId = resources[0].identifier[0].value;
+    expect(await inspector.getByLabel('Request', { exact: true }).textContent()).toContain(`GET ${stack.api.url}/api/public/partner/v1/orders/${orderId}/results/${resultId}/fhir`);
+    expect(await inspector.getByLabel('Response', { exact: true }).textContent()).toContain('content-type: application/fhir+json; fhirVersion=4.0');
+    await screenshot(page, 'results-04-fhir');
+  });
+
   it('logged no browser error besides the report 404 it asked for', () => {
     expect(stack.browser.problems.filter((p) => !/status of 404|^HTTP 404 GET .*results\.report\?/.test(p))).toEqual([]);
   });

@@ -31,8 +31,10 @@ function recordingLink(onUnauthorized?: OnUnauthorized): TRPCLink<PartnerRouter>
         const subscription = next(op).subscribe({
           next(value) {
             const body = (value.result as { data?: { request_id?: string } }).data;
-            const meta = claimResponseMeta(body?.request_id);
-            callLog.finish(id, { state: 'ok', response: body, requestId: body?.request_id, status: undefined, responseHeaders: meta?.headers });
+            // The FHIR view answers a resource without the envelope: its request id is in the header.
+            const requestId = body?.request_id ?? (value.context?.response as Response | undefined)?.headers.get('x-request-id') ?? undefined;
+            const meta = claimResponseMeta(requestId);
+            callLog.finish(id, { state: 'ok', response: body, requestId, status: undefined, responseHeaders: meta?.headers });
             observer.next(value);
           },
           error(error) {

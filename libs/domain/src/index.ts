@@ -32,6 +32,8 @@ export * from './exceptions/exceptions';
 export * from './results/results.schemas';
 export * from './results/results';
 export * from './results/reports';
+export * from './results/fhir';
+export * from './results/fhir.schemas';
 export * from './laboratory-operations';
 export * from './routers-internal/laboratory';
 export type { OperatorContext } from './routers-internal/trpc';

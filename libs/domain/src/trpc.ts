@@ -14,6 +14,8 @@ export interface ProcedureMeta extends OpenApiMeta {
   scope?: Scope | 'none';
   /** Error codes this route can answer besides the universal ones (400, 401, 403, 500, 503). */
   errors?: ErrorCode[];
+  /** The success body's media type when it is not the JSON envelope (the FHIR view); errors keep the envelope. */
+  responseContentType?: string;
 }
 
 const t = initTRPC

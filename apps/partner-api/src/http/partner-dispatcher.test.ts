@@ -81,6 +81,23 @@ describe('partner calls answer the same through the dispatcher and through expre
     await bothWays('POST', '/v1/serviceability', { key, json: { program_id: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, region: tenant.region } });
   });
 
+  it('the FHIR view: the raw Bundle with its media type, and the envelope for its refusals', async () => {
+    const orders = ordersClient(api, key);
+    const fhirOrder = (await orders.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject))).body.data.order_id;
+    expect((await api.call('POST', `/v1/sandbox/orders/${fhirOrder}/simulate`, { key, json: { scenario: 'partial_then_final' } })).status).toBe(200);
+    const { results } = (await api.call('GET', `/v1/orders/${fhirOrder}/results`, { key })).body.data;
+    for (const { result_id } of results) {
+      const bundle = await bothWays('GET', `/v1/orders/${fhirOrder}/results/${result_id}/fhir`, { key });
+      expect(bundle.status).toBe(200);
+      expect(bundle.headers.get('content-type')).toBe('application/fhir+json; fhirVersion=4.0');
+      expect(bundle.body.resourceType).toBe('Bundle');
+    }
+    expect((await bothWays('GET', `/v1/orders/${fhirOrder}/results/${randomUUID()}/fhir`, { key })).status).toBe(404);
+    expect((await bothWays('GET', `/v1/orders/${fhirOrder}/results/not-a-uuid/fhir`, { key })).status).toBe(404);
+    expect((await bothWays('GET', `/v1/orders/${fhirOrder}/results/${results[0].result_id}/fhir`)).status).toBe(401);
+    expect((await bothWays('GET', `/v1/orders/${fhirOrder}/results/${results[0].result_id}/fhir?x=1`, { key })).status).toBe(400);
+  });
+
   it('authentication and scope: 401 with WWW-Authenticate, 403', async () => {
     expect((await bothWays('GET', `/v1/orders/${orderId}`)).status).toBe(401);
     expect((await bothWays('GET', `/v1/orders/${orderId}`, { key: 'lop_test_nope' })).status).toBe(401);

@@ -49,6 +49,7 @@ describe('tenancy of the order read side: other clients and environments get 404
     paths['GET /v1/orders/{orderId}/exceptions'] = `/v1/orders/${orderId}/exceptions`;
     paths['GET /v1/orders/{orderId}/results'] = `/v1/orders/${orderId}/results`;
     paths['GET /v1/orders/{orderId}/results/{resultId}'] = `/v1/orders/${orderId}/results/${resultId}`;
+    paths['GET /v1/orders/{orderId}/results/{resultId}/fhir'] = `/v1/orders/${orderId}/results/${resultId}/fhir`;
     paths['GET /v1/orders/{orderId}/results/{resultId}/report'] = `/v1/orders/${orderId}/results/${resultId}/report`;
     paths['GET …/report/document (retrieval path)'] = report.report.retrieval_path;
 
@@ -72,7 +73,7 @@ describe('tenancy of the order read side: other clients and environments get 404
   const cases = () => Object.keys(paths).flatMap((route) => Object.keys(strangers).map((who) => ({ route, who })));
   it('404 not_found for every other key, naming nothing of the order', async () => {
     const all = cases();
-    expect(all).toHaveLength(18);
+    expect(all).toHaveLength(21);
     for (const { route, who } of all) {
       const response = await api.call('GET', paths[route], { key: strangers[who] });
       expectError(response, 404, 'not_found');
@@ -83,7 +84,7 @@ describe('tenancy of the order read side: other clients and environments get 404
   it('a malformed order or result id is 404 like an unknown one', async () => {
     const resultPath = paths['GET /v1/orders/{orderId}/results/{resultId}'];
     const [, , , orderId, , resultId] = resultPath.split('/');
-    for (const path of [`/v1/orders/not-a-uuid/exceptions`, `/v1/orders/not-a-uuid/results`, `/v1/orders/${orderId}/results/nope`, `/v1/orders/${orderId}/results/nope/report`, `/v1/orders/x/results/${resultId}/report`]) {
+    for (const path of [`/v1/orders/not-a-uuid/exceptions`, `/v1/orders/not-a-uuid/results`, `/v1/orders/${orderId}/results/nope`, `/v1/orders/${orderId}/results/nope/report`, `/v1/orders/x/results/${resultId}/report`, `/v1/orders/${orderId}/results/nope/fhir`, `/v1/orders/x/results/${resultId}/fhir`]) {
       expectError(await api.call('GET', path, { key: ownKey }), 404, 'not_found');
     }
   });

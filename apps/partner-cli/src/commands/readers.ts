@@ -1,4 +1,4 @@
-import { must, type Api, type PartnerEvent } from '../api';
+import { must, UsageError, type Api, type PartnerEvent } from '../api';
 import { sleep, InterruptedError } from '../forward';
 import { fields, json, table, type Output, type Styles } from '../output';
 import { MAX_PAGE, readPage } from '../stream';
@@ -104,6 +104,22 @@ export async function getResults(api: Api, orderId: string, options: { json: boo
       output.out(line);
     }
   }
+  return 0;
+}
+
+/**
+ * `lop results get --fhir`: the FHIR R4 Bundle of one released version (the current one unless
+ * --result names another), printed as JSON: every value is a string in it, so nothing changes.
+ */
+export async function getResultFhir(api: Api, orderId: string, options: { result?: string }, output: Output): Promise<number> {
+  let resultId = options.result;
+  if (!resultId) {
+    const results = must(await api.client.GET('/api/public/partner/v1/orders/{orderId}/results', { params: { path: { orderId } } })).data;
+    if (!results.current_result_id) throw new UsageError(`order ${orderId} has no released result yet (${dash(results.pending_reason)}): there is no FHIR view to print`, 'no_released_result');
+    resultId = results.current_result_id;
+  }
+  const bundle = must(await api.client.GET('/api/public/partner/v1/orders/{orderId}/results/{resultId}/fhir', { params: { path: { orderId, resultId } } }));
+  output.out(json(bundle));
   return 0;
 }
 

@@ -332,6 +332,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/partner/v1/orders/{orderId}/results/{resultId}/fhir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one result version as FHIR R4
+         * @description The released version as a FHIR R4 `Bundle` (type `collection`): one `DiagnosticReport`, one `Observation` per observation and the `Specimen` when known. The response is the FHIR resource itself (`Content-Type: application/fhir+json; fhirVersion=4.0`), not the partner envelope; `X-Request-Id` is sent as on every route, and failures keep the partner error envelope and codes. Values are `valueString`, exactly as supplied; codes are in the laboratory’s own code system (no LOINC is ever derived); lineage is the status (`preliminary`, `final`, `corrected`, `amended`) with replaces/superseded-by links; the subject is your `external_subject_id` only. Validates against the R4 base definitions; no profile (US Core included) is claimed. Authorization is the result’s own: an unreleased, unknown or another client’s version is 404. Mapping: docs/fhir.md.
+         *
+         *     Required scope: `results:read`.
+         */
+        get: operations["results-fhir"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/partner/v1/orders/{orderId}/results/{resultId}/report": {
         parameters: {
             query?: never;
@@ -1092,6 +1114,137 @@ export interface components {
             loinc: "not_modeled";
         } & {
             [key: string]: unknown;
+        };
+        /** @description A FHIR R4 Bundle of type `collection`: the DiagnosticReport of one released result version first, then one Observation per observation in the order supplied, then the Specimen when known. The FHIR resource itself, not the partner envelope. Mapping field by field: docs/fhir.md. */
+        FhirResultBundle: {
+            /** @constant */
+            resourceType: "Bundle";
+            /** @constant */
+            type: "collection";
+            /** @description When the version was released. */
+            timestamp: string;
+            entry: {
+                /** @description `urn:uuid:…`, stable for this version: the same on every read. */
+                fullUrl: string;
+                resource: components["schemas"]["FhirDiagnosticReport"] | components["schemas"]["FhirObservation"] | components["schemas"]["FhirSpecimen"];
+            }[];
+        };
+        /** @description The released result version (FHIR R4 DiagnosticReport). */
+        FhirDiagnosticReport: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            resourceType: "DiagnosticReport";
+            extension: components["schemas"]["FhirExtension"][];
+            identifier: components["schemas"]["FhirIdentifier"][];
+            basedOn: components["schemas"]["FhirReference"][];
+            status: components["schemas"]["FhirResultStatus"];
+            category: components["schemas"]["FhirCodeableConcept"][];
+            code: components["schemas"]["FhirCodeableConcept"];
+            subject: components["schemas"]["FhirReference"];
+            /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
+            effectiveDateTime?: string;
+            /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
+            issued: string;
+            performer: components["schemas"]["FhirReference"][];
+            specimen?: components["schemas"]["FhirReference"][];
+            result: components["schemas"]["FhirReference"][];
+        };
+        FhirExtension: {
+            url: string;
+            extension?: {
+                url: string;
+                valueString?: string;
+                valueBoolean?: boolean;
+                valueCode?: string;
+            }[];
+            valueString?: string;
+            valueBoolean?: boolean;
+            valueReference?: components["schemas"]["FhirReference"];
+        };
+        FhirReference: {
+            reference?: string;
+            type?: string;
+            identifier?: components["schemas"]["FhirIdentifier"];
+            display?: string;
+        };
+        FhirIdentifier: {
+            /** @enum {string} */
+            use?: "official" | "secondary";
+            system: string;
+            value: string;
+            assigner?: {
+                display: string;
+            };
+        };
+        /**
+         * @description The FHIR view’s `DiagnosticReport.status` and `Observation.status`: the released version’s `state`, in FHIR R4 terms.
+         * @enum {string}
+         */
+        FhirResultStatus: "preliminary" | "final" | "corrected" | "amended";
+        FhirCodeableConcept: {
+            /** @description Only `data-absent-reason`, when the laboratory supplied neither a code nor a name. */
+            extension?: {
+                url: string;
+                valueString?: string;
+                valueBoolean?: boolean;
+                valueCode?: string;
+            }[];
+            coding?: components["schemas"]["FhirCoding"][];
+            text?: string;
+        };
+        FhirCoding: {
+            system: string;
+            code: string;
+            display?: string;
+        };
+        /** @description One observation of the released version (FHIR R4 Observation). */
+        FhirObservation: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            resourceType: "Observation";
+            extension?: components["schemas"]["FhirExtension"][];
+            status: components["schemas"]["FhirResultStatus"];
+            category: components["schemas"]["FhirCodeableConcept"][];
+            code: components["schemas"]["FhirCodeableConcept"];
+            subject: components["schemas"]["FhirReference"];
+            /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
+            effectiveDateTime?: string;
+            /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
+            issued: string;
+            /** @description The value exactly as the laboratory supplied it, character for character. */
+            valueString?: string;
+            valueBoolean?: boolean;
+            dataAbsentReason?: components["schemas"]["FhirCodeableConcept"];
+            interpretation?: components["schemas"]["FhirCodeableConcept"][];
+            note?: {
+                text: string;
+            }[];
+            specimen?: components["schemas"]["FhirReference"];
+            referenceRange?: {
+                text: string;
+            }[];
+        };
+        /** @description The specimen the result was measured on, when known (FHIR R4 Specimen). */
+        FhirSpecimen: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            resourceType: "Specimen";
+            identifier: components["schemas"]["FhirIdentifier"][];
+            accessionIdentifier?: components["schemas"]["FhirIdentifier"];
+            type: components["schemas"]["FhirCodeableConcept"];
+            subject: components["schemas"]["FhirReference"];
+            /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
+            receivedTime?: string;
+            collection?: {
+                /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
+                collectedDateTime: string;
+            };
         };
         ReportAvailability: {
             /** Format: uuid */
@@ -2755,6 +2908,94 @@ export interface operations {
                         /** @description Cursor to continue a list from; null when there is nothing more. */
                         cursor?: string | null;
                     };
+                };
+            };
+            /** @description `invalid_request`: The request is malformed: bad JSON, a missing, unknown, too long or ill-typed field, or a bad query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: The API key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_found`: No such route, or no such resource for this key (unknown, ungranted, another tenant or environment, malformed id, unreleased result). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error; it is logged with the request_id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: The service cannot reach its database; retry after the number of seconds in Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "results-fhir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Order identifier. */
+                orderId: string;
+                /** @description Result version identifier. */
+                resultId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/fhir+json; fhirVersion=4.0": components["schemas"]["FhirResultBundle"];
                 };
             };
             /** @description `invalid_request`: The request is malformed: bad JSON, a missing, unknown, too long or ill-typed field, or a bad query parameter. */

@@ -27,6 +27,12 @@ export function restRequestOfCall(call: Pick<RecordedCall, 'path' | 'input' | 'i
   return restRequestFor(call.path, call.input, window.location.origin, call.idempotencyKey ? { 'Idempotency-Key': call.idempotencyKey } : {});
 }
 
+/** The response headers as REST sends them: the tRPC door wraps a non-envelope success (the FHIR view) in its own JSON. */
+function restHeaders(call: RecordedCall, request: RestRequest | null): Record<string, string> {
+  const headers = call.responseHeaders ?? {};
+  return call.state === 'ok' && request?.responseContentType && headers['content-type'] ? { ...headers, 'content-type': request.responseContentType } : headers;
+}
+
 function maskedAuthorization(): string {
   const key = storedKey();
   return `Bearer ${key ? keyHint(key) : 'lop_test_…'}`;
@@ -106,7 +112,7 @@ export function Inspector({ call, preview, label }: { call?: RecordedCall; previ
                   </p>
                   <pre className="http" tabIndex={0} aria-label="Response">
                     {[
-                      ...Object.entries(call.responseHeaders ?? {}).map(([n, v]) => `${n}: ${v}`),
+                      ...Object.entries(restHeaders(call, request)).map(([n, v]) => `${n}: ${v}`),
                       ...(call.responseHeaders ? [''] : []),
                       JSON.stringify(call.response, null, 2) ?? '',
                     ].join('\n')}

@@ -7,6 +7,7 @@ import { inputFromRestPath } from '../inspector/rest-routes';
 import { diffObservations, labelOf, readingColumns, severityOf, suppliedText, type Change, type Observation } from '../results-reading';
 import { describeError, useTRPC, useTRPCClient, type Outputs } from '../trpc';
 import { CopyButton } from './CopyButton';
+import { FhirPanel } from './FhirPanel';
 import { Inspector } from './Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from './states';
 
@@ -97,6 +98,7 @@ function ResultsBody({ results, orderId }: { results: UseQueryResult<Outputs['re
 function VersionCard({ orderId, version, previous, current, supersededBy }: { orderId: string; version: Version; previous?: Version; current: boolean; supersededBy?: number }) {
   const [raw, setRaw] = useState(false);
   const rawId = useId();
+  const fhir = useCapability('results.fhir');
   const observations = version.observations as Observation[];
   const columns = readingColumns(observations);
   return (
@@ -167,6 +169,7 @@ function VersionCard({ orderId, version, previous, current, supersededBy }: { or
           {JSON.stringify(version, null, 2)}
         </pre>
       )}
+      <FhirPanel orderId={orderId} resultId={version.result_id} version={version.version} allowed={fhir.allowed} />
       <ReportPanel orderId={orderId} resultId={version.result_id} version={version.version} />
     </article>
   );

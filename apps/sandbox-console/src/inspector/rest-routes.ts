@@ -17,6 +17,8 @@ export interface RestRoute {
   successStatus: number;
   /** The scope a key needs for it; `none` when any valid key may call it. */
   scope: ProcedureScope;
+  /** REST's media type for a success that is not the JSON envelope (the FHIR view). */
+  responseContentType?: string;
 }
 
 export type ProcedureScope =
@@ -47,6 +49,7 @@ export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
   'orders.exceptions': { method: 'GET', path: '/v1/orders/{orderId}/exceptions', successStatus: 200, scope: 'orders:read' },
   'results.list': { method: 'GET', path: '/v1/orders/{orderId}/results', successStatus: 200, scope: 'results:read' },
   'results.get': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}', successStatus: 200, scope: 'results:read' },
+  'results.fhir': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/fhir', successStatus: 200, scope: 'results:read', responseContentType: 'application/fhir+json; fhirVersion=4.0' },
   'results.report': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report', successStatus: 200, scope: 'results:read' },
   'results.reportDocument': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report/document', successStatus: 200, scope: 'results:read' },
   'events.list': { method: 'GET', path: '/v1/events', successStatus: 200, scope: 'events:read' },
@@ -94,6 +97,7 @@ export interface RestRequest {
   /** Absolute URL, query included. */
   url: string;
   successStatus: number;
+  responseContentType?: string;
 }
 
 /**
@@ -131,6 +135,7 @@ export function restRequestFor(procedure: string, input: unknown, origin: string
     headers,
     url: `${origin}${PARTNER_BASE_PATH}${path}${search ? `?${search}` : ''}`,
     successStatus: route.successStatus,
+    ...(route.responseContentType ? { responseContentType: route.responseContentType } : {}),
   };
 }
 

@@ -49,6 +49,10 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
       if (!meta || !operation?.responses) continue;
       const responses: Record<string, unknown> = {};
       const success = operation.responses['200'];
+      // A route that answers a resource of another media type (the FHIR view) says so, schema unchanged.
+      if (meta.responseContentType && success?.content?.['application/json']) {
+        success.content = { [meta.responseContentType]: success.content['application/json'] };
+      }
       responses[String(meta.successStatus ?? 200)] = success;
       const byStatus = new Map<number, ErrorCode[]>();
       const codes = [

@@ -112,5 +112,14 @@ export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
     values: { partial: 'Some observations are still to come.', final: 'Complete.', corrected: 'Complete, correcting an earlier version.', amended: 'Complete, amending an earlier version.' },
   },
   ResultStatus: { description: 'Only released versions are ever returned.', values: { released: 'Released by the laboratory.' } },
+  FhirResultStatus: {
+    description: 'The FHIR view’s `DiagnosticReport.status` and `Observation.status`: the released version’s `state`, in FHIR R4 terms.',
+    values: {
+      preliminary: 'State `partial`: some observations are still to come.',
+      final: 'State `final`.',
+      corrected: 'State `corrected`: corrects an earlier version, which names this one in its superseded-by extension.',
+      amended: 'State `amended`: amends an earlier version, which names this one in its superseded-by extension.',
+    },
+  },
   EventType: { description: 'The nine event types; no others are emitted.', values: EVENT_TYPE_MEANINGS },
 };

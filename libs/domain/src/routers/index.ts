@@ -16,6 +16,7 @@ import { listOrderExceptions } from './orders/list-order-exceptions';
 import { getReport } from './results/get-report';
 import { getReportDocument } from './results/get-report-document';
 import { getResult } from './results/get-result';
+import { getResultFhir } from './results/get-result-fhir';
 import { listResults } from './results/list-results';
 import { listOrderFixtures } from './sandbox/list-order-fixtures';
 import { listScenarios } from './sandbox/list-scenarios';
@@ -44,7 +45,7 @@ export const partnerRouter = router({
   serviceability: router({ check: checkServiceability }),
   subjects: router({ put: putSubject }),
   orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder, exceptions: listOrderExceptions }),
-  results: router({ list: listResults, get: getResult, report: getReport, reportDocument: getReportDocument }),
+  results: router({ list: listResults, get: getResult, fhir: getResultFhir, report: getReport, reportDocument: getReportDocument }),
   events: router({ list: listEvents }),
   sandbox: router({ orderFixtures: listOrderFixtures, scenarios: listScenarios, simulate: simulateOrder }),
   // tRPC only (no openapi meta): views the sandbox console needs that partner REST does not offer.

@@ -1,0 +1,18 @@
+import { getResultFhir as get } from '../../results/fhir';
+import { FHIR_CONTENT_TYPE } from '../../results/fhir.schemas';
+import { scopedProcedure } from '../../trpc';
+import { getResultFhirInput, getResultFhirMeta, getResultFhirOutput } from './get-result-fhir.types';
+
+/**
+ * The FHIR resource itself, not the envelope: on REST with FHIR's media type (errors keep the
+ * envelope). The console's tRPC door carries the same Bundle inside tRPC's own JSON answer.
+ */
+export const getResultFhir = scopedProcedure('results:read')
+  .meta(getResultFhirMeta)
+  .input(getResultFhirInput)
+  .output(getResultFhirOutput)
+  .query(async ({ ctx, input }) => {
+    const bundle = await get(ctx.db, ctx.caller, input.orderId, input.resultId);
+    if (ctx.door === 'rest') ctx.response.headers['Content-Type'] = FHIR_CONTENT_TYPE;
+    return bundle;
+  });

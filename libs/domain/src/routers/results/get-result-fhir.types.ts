@@ -1,0 +1,20 @@
+import { pathId, strictInput } from '../../common-schemas';
+import { synchronousFirst } from '../../http/envelope';
+import { fhirBundleSchema, FHIR_CONTENT_TYPE } from '../../results/fhir.schemas';
+import type { ProcedureMeta } from '../../trpc';
+
+export const getResultFhirMeta: ProcedureMeta = {
+  scope: 'results:read',
+  errors: ['not_found'],
+  responseContentType: FHIR_CONTENT_TYPE,
+  openapi: {
+    method: 'GET',
+    path: '/v1/orders/{orderId}/results/{resultId}/fhir',
+    tags: ['Results'],
+    summary: 'Read one result version as FHIR R4',
+    description:
+      'The released version as a FHIR R4 `Bundle` (type `collection`): one `DiagnosticReport`, one `Observation` per observation and the `Specimen` when known. The response is the FHIR resource itself (`Content-Type: application/fhir+json; fhirVersion=4.0`), not the partner envelope; `X-Request-Id` is sent as on every route, and failures keep the partner error envelope and codes. Values are `valueString`, exactly as supplied; codes are in the laboratory’s own code system (no LOINC is ever derived); lineage is the status (`preliminary`, `final`, `corrected`, `amended`) with replaces/superseded-by links; the subject is your `external_subject_id` only. Validates against the R4 base definitions; no profile (US Core included) is claimed. Authorization is the result’s own: an unreleased, unknown or another client’s version is 404. Mapping: docs/fhir.md.',
+  },
+};
+export const getResultFhirInput = strictInput({ orderId: pathId('Order identifier.'), resultId: pathId('Result version identifier.') });
+export const getResultFhirOutput = synchronousFirst(fhirBundleSchema);
