@@ -87,7 +87,7 @@ from; resuming re-sends anything that was still in flight, so nothing is lost.
 Exit code 1 if any delivery failed.
 
   $ lop listen --forward-to http://localhost:4000/hooks --events order.created,result.final
-  $ lop listen --forward-to http://localhost:4000/hooks --from-cursor c2VxOjQy --secret whsec_…`,
+  $ lop listen --forward-to http://localhost:4000/hooks --from-cursor Aj5LUAZTAKlyAAAAAAAAACqxUfarFG-P2lRfIj5Z5gbc --secret whsec_…`,
     )
     .action(async (options, command: Command) => {
       run.json = Boolean(options.json);
