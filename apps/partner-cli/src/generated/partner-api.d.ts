@@ -917,7 +917,7 @@ export interface components {
          * @description What should happen next, and by whom.
          * @enum {string}
          */
-        NextAction: "wait_for_laboratory" | "collect_specimen" | "wait_for_results" | "recollect_specimen" | "read_results" | "none" | "resolve_exception";
+        NextAction: "wait_for_laboratory" | "collect_specimen" | "wait_for_results" | "recollect_specimen" | "read_results" | "none" | "resolve_exception" | "provide_information";
         /**
          * @description The precise state of an order. Each value fixes `lifecycle` and `next_action`.
          * @enum {string}

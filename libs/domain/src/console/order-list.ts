@@ -3,6 +3,7 @@ import { catalogItems, orders, programs, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
 import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail } from '../orders/lifecycle';
+import { actionRequiredCodes } from '../exceptions/resolution';
 import { specimensOf, toOrderResource } from '../orders/order-resource';
 import type { ConsoleOrderPage } from './console.schemas';
 
@@ -85,10 +86,14 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: Con
     db,
     page.map((r) => r.order.id),
   );
+  const partnerExceptions = await actionRequiredCodes(
+    db,
+    page.map((r) => r.order.id),
+  );
   const hasMore = rows.length > limit;
   return {
     orders: page.map((r) => ({
-      ...toOrderResource(r.order, specimens.get(r.order.id)!),
+      ...toOrderResource(r.order, specimens.get(r.order.id)!, partnerExceptions.get(r.order.id) ?? null),
       program_name: r.programName,
       item_name: r.itemName,
       item_code: r.itemCode,

@@ -67,6 +67,7 @@ export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
       read_results: 'Released results are available.',
       none: 'The order is closed.',
       resolve_exception: 'Read the order exceptions and act on them; a rejected order is closed by cancelling it.',
+      provide_information: 'The laboratory needs information about the order (an open order_information_required exception): read the order exceptions and supply it.',
     },
   },
   LifecycleDetail: { description: 'The precise state of an order. Each value fixes `lifecycle` and `next_action`.', values: lifecycleDetailValues },

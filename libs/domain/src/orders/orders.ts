@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
+import { orderExceptions, orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
 import { appendEvents } from '../events/append';
@@ -95,7 +95,8 @@ export async function createOrder(tx: Transaction, protector: DataProtector, cal
   });
   if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
   // A new order has no specimens yet (laboratory operations add them later): no query needed.
-  const resource = toOrderResource(order, []);
+  // A new order has no exceptions yet.
+  const resource = toOrderResource(order, [], null);
   // Last: appending takes the stream's counter lock, held until commit (see appendEvents).
   await appendEvents(tx, { clientId: caller.clientId, environment: caller.environment }, [orderEvent(order, 'order.created', now)]);
   return resource;
@@ -154,6 +155,10 @@ const orderWithSpecimens = preparedStatement((db) =>
       order: orders,
       // Spelled out: inside a selection drizzle renders ${orders.id} unqualified, which here would mean s.id.
       specimens: sql<SpecimenJson[]>`(select coalesce(json_agg(s order by s.created_at, s.id), '[]'::json) from ${specimens} s where s.order_id = "orders"."id")`,
+      // actionRequiredCode in the same round trip: next_action names the partner's open exception.
+      partnerException: sql<
+        string | null
+      >`(select e.category from ${orderExceptions} e where e.order_id = "orders"."id" and e.status = 'open' and e.owner_role = 'partner' order by e.opened_at desc, e.id desc limit 1)`,
     })
     .from(orders)
     .where(
@@ -170,7 +175,7 @@ const orderWithSpecimens = preparedStatement((db) =>
 export async function getOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
   const [row] = await orderWithSpecimens(db).execute({ orderId, clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
   if (!row) throw notFound('order');
-  return toOrderResource(row.order, row.specimens.map(specimenFromJson));
+  return toOrderResource(row.order, row.specimens.map(specimenFromJson), row.partnerException);
 }
 
 /** Partner cancel: allowed where the transition table allows it (lifecycle.ts, cancel_by_partner); otherwise 409 and nothing changes. */

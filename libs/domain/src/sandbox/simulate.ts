@@ -4,6 +4,7 @@ import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import { LaboratoryOperationError } from '../laboratory-operations/operation';
+import { actionRequiredCode } from '../exceptions/resolution';
 import { describeState, IllegalTransitionError, type LifecycleDetail } from '../orders/lifecycle';
 import { lockOrder } from '../orders/state-change';
 import type { SimulationResult } from './sandbox.schemas';
@@ -96,7 +97,7 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
       steps_completed: done + count,
       steps_remaining: plan.planned.length - done - count,
       applied_steps: applied,
-      ...describeState(current.detail as LifecycleDetail),
+      ...describeState(current.detail as LifecycleDetail, await actionRequiredCode(tx, order.id)),
     };
   });
 }
