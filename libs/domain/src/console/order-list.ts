@@ -5,6 +5,7 @@ import { PartnerError } from '../http/errors';
 import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail } from '../orders/lifecycle';
 import { actionRequiredCodes } from '../exceptions/resolution';
 import { specimensOf, toOrderResource } from '../orders/order-resource';
+import { orderProgramGranted } from '../programs/programs';
 import type { ConsoleOrderPage } from './console.schemas';
 
 /**
@@ -52,6 +53,7 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: Con
     eq(orders.laboratoryId, caller.laboratoryId),
     eq(orders.clientId, caller.clientId),
     eq(orders.environment, caller.environment),
+    orderProgramGranted(),
     input.external_order_id ? ilike(orders.externalOrderId, `%${escapeLike(input.external_order_id)}%`) : undefined,
     input.lifecycle ? inArray(orders.lifecycleDetail, detailsOf(input.lifecycle)) : undefined,
   );

@@ -4,7 +4,7 @@ import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
 import { appendEvents } from '../events/append';
 import { conflict, notFound, PartnerError, type ErrorDetail } from '../http/errors';
-import { getGrantedProgram } from '../programs/programs';
+import { getGrantedProgram, orderProgramGranted } from '../programs/programs';
 import { checkOrderAgainstRequirements } from '../requirements/order-check';
 import { resolveRequirements } from '../requirements/requirements';
 import type { DataProtector } from '../security/protector';
@@ -102,12 +102,14 @@ export async function createOrder(tx: Transaction, protector: DataProtector, cal
   return resource;
 }
 
-/** The caller's order, or 404: other clients' and other environments' orders do not exist for it. */
+/** The caller's order, or 404: other clients', other environments' and ungranted programs' orders do not exist for it. */
 export async function findOrderForCaller(db: Pick<Database, 'select'>, caller: Caller, orderId: string): Promise<OrderRow> {
   const [order] = await db
     .select()
     .from(orders)
-    .where(and(eq(orders.id, orderId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment), eq(orders.laboratoryId, caller.laboratoryId)));
+    .where(
+      and(eq(orders.id, orderId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment), eq(orders.laboratoryId, caller.laboratoryId), orderProgramGranted()),
+    );
   if (!order) throw notFound('order');
   return order;
 }
@@ -167,6 +169,7 @@ const orderWithSpecimens = preparedStatement((db) =>
         eq(orders.clientId, sql.placeholder('clientId')),
         eq(orders.environment, sql.placeholder('environment')),
         eq(orders.laboratoryId, sql.placeholder('laboratoryId')),
+        orderProgramGranted(),
       ),
     )
     .prepare('partner_get_order'),
@@ -181,8 +184,8 @@ export async function getOrder(db: Database, caller: Caller, orderId: string): P
 /** Partner cancel: allowed where the transition table allows it (lifecycle.ts, cancel_by_partner); otherwise 409 and nothing changes. */
 export async function cancelOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
   return db.transaction(async (tx) => {
-    const order = await lockOrder(tx, orderId, { clientId: caller.clientId, environment: caller.environment });
-    if (!order || order.laboratoryId !== caller.laboratoryId) throw notFound('order');
+    const order = await lockOrder(tx, orderId, { clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
+    if (!order) throw notFound('order');
     try {
       const updated = await changeOrderState(tx, order, 'cancel_by_partner', { patch: { requisitionState: order.requisitionState === 'issued' ? 'cancelled' : order.requisitionState } });
       return orderResource(tx, updated);

@@ -54,8 +54,8 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
   if (!plan) throw new PartnerError('invalid_request', `No scenario named ${input.scenario}.`, { details: [{ field: 'scenario', issue: 'invalid_value' }] });
 
   return db.transaction(async (tx) => {
-    const order = await lockOrder(tx, input.orderId, { clientId: caller.clientId, environment: caller.environment });
-    if (!order || order.laboratoryId !== caller.laboratoryId) throw notFound('order');
+    const order = await lockOrder(tx, input.orderId, { clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
+    if (!order) throw notFound('order');
     if (!order.synthetic) throw notAllowed('order_not_synthetic', 'Only synthetic orders can be simulated.');
 
     const progressKey = and(eq(sandboxScenarioProgress.orderId, order.id), eq(sandboxScenarioProgress.scenario, plan.scenario));
