@@ -143,6 +143,22 @@ describe('POST /v1/orders: the create request and its bounds', () => {
       expectSuccess(await client.create(body(), { idempotencyKey: unique('k').padEnd(LIMITS.idempotencyKey, 'k') }), 201);
     });
 
+    it('Idempotency-Key lengths are characters of its UTF-8 text, not bytes: 190 × é → 201 and replays; 191 × é → 400 too_long', async () => {
+      // A header travels as bytes: the UTF-8 bytes of the key, as curl or any HTTP client sends them.
+      const asSent = (key: string) => Buffer.from(key, 'utf8').toString('latin1');
+      const key = `${unique('é')}`.padEnd(LIMITS.idempotencyKey, 'é');
+      expect(Buffer.byteLength(key)).toBeGreaterThan(LIMITS.idempotencyKey);
+      const request = body();
+      const first = await client.create(request, { idempotencyKey: asSent(key) });
+      const order = expectSuccess(first, 201);
+      const again = await client.create(request, { idempotencyKey: asSent(key) });
+      expect(expectSuccess(again, 201).order_id).toBe(order.order_id);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      const over = body();
+      expectInvalid(await client.create(over, { idempotencyKey: asSent(`${key}é`) }), 'Idempotency-Key', 'too_long');
+      expect(await ordersWith(over.external_order_id)).toBe(0);
+    });
+
     it('Idempotency-Key: 191 characters → 400 invalid_request too_long naming Idempotency-Key, and no order', async () => {
       const request = body();
       expectInvalid(await client.create(request, { idempotencyKey: 'k'.repeat(LIMITS.idempotencyKey + 1) }), 'Idempotency-Key', 'too_long');
