@@ -223,9 +223,13 @@ describe('POST /v1/orders: the create request and its bounds', () => {
       { what: 'an array', raw: '[]' },
       { what: 'null', raw: 'null' },
       { what: 'a string', raw: '"order"' },
-    ])('a JSON body that is $what → 400 invalid_request', async ({ raw }) => {
+      { what: 'a number', raw: '42' },
+      { what: 'true', raw: 'true' },
+    ])('a JSON body that is $what is valid JSON but not an object → 400 invalid_request, issue not_an_object (never "not valid JSON")', async ({ raw }) => {
       const response = await api.call('POST', '/v1/orders', { key: client.key, rawBody: raw, headers: { 'content-type': 'application/json', 'idempotency-key': unique('idem') } });
-      expectError(response, 400, 'invalid_request');
+      const error = expectError(response, 400, 'invalid_request');
+      expect(error.details).toEqual([{ issue: 'not_an_object' }]);
+      expect(error.message).toBe('The request body must be a JSON object.');
     });
 
     it('no key → 401; a key without orders:write → 403 forbidden, nothing created', async () => {
