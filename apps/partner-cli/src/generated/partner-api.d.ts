@@ -3407,6 +3407,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3478,6 +3480,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3549,6 +3553,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3620,6 +3626,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3692,6 +3700,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3768,6 +3778,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3844,6 +3856,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3920,6 +3934,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3996,6 +4012,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
