@@ -649,7 +649,7 @@ export interface webhooks {
         put?: never;
         /**
          * integration.action_required
-         * @description An exception the partner must act on was opened.
+         * @description An exception the partner must act on was opened; its `next_action` already names the partner's action (docs/lifecycle.md), and no separate order.updated is sent for that change.
          *
          *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
          */

@@ -37,7 +37,7 @@ const EVENT_TYPE_MEANINGS: Record<(typeof EVENT_TYPES)[number], string> = {
   'result.final': 'A final result version was released; it belongs to the same lineage as earlier partial versions.',
   'result.corrected': 'A corrected or amended version superseded an earlier one, which stays retrievable.',
   'result.critical': 'A released version is flagged critical: an escalation signal only; read the result from the API.',
-  'integration.action_required': 'An exception the partner must act on was opened.',
+  'integration.action_required': 'An exception the partner must act on was opened; its `next_action` already names the partner\'s action (docs/lifecycle.md), and no separate order.updated is sent for that change.',
 };
 
 export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
