@@ -67,3 +67,48 @@ describe('admin programs grant', () => {
     expectFailure(unknown, new RegExp(`no API client ${client}`));
   });
 });
+
+describe('admin programs revoke', () => {
+  it('--program withdraws one program in that environment; revoking again is harmless; grant restores it', async () => {
+    const clientId = await newClient();
+    const sandbox = demo.programs.filter((p) => p.environment === 'sandbox');
+    expect((await admin('programs', 'grant', '--client', clientId, '--all', '--environment', 'sandbox')).code).toBe(0);
+    const [gone, ...kept] = sandbox;
+
+    const revoked = await admin('programs', 'revoke', '--client', clientId, '--program', gone.program_id, '--environment', 'sandbox', '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.json()).toEqual({ client_id: clientId, environment: 'sandbox', revoked: [{ program_id: gone.program_id, name: gone.name }] });
+    expect(await grantedProgramIds(clientId, 'sandbox')).toEqual(kept.map((p) => p.program_id).sort());
+
+    const again = await admin('programs', 'revoke', '--client', clientId, '--program', gone.program_id, '--environment', 'sandbox');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('Revoked 0 sandbox program(s)');
+    // Another environment's grant of the same id is not touched (there is none): the environment is part of the grant.
+    expect((await admin('programs', 'revoke', '--client', clientId, '--program', kept[0].program_id, '--environment', 'production', '--json')).json().revoked).toEqual([]);
+    expect(await grantedProgramIds(clientId, 'sandbox')).toEqual(kept.map((p) => p.program_id).sort());
+
+    expect((await admin('programs', 'grant', '--client', clientId, '--program', gone.program_id, '--environment', 'sandbox')).code).toBe(0);
+    expect(await grantedProgramIds(clientId, 'sandbox')).toEqual(sandbox.map((p) => p.program_id).sort());
+  });
+
+  it('--all withdraws every program of that environment only', async () => {
+    const clientId = await newClient();
+    for (const environment of ['sandbox', 'production']) expect((await admin('programs', 'grant', '--client', clientId, '--all', '--environment', environment)).code).toBe(0);
+    const production = await grantedProgramIds(clientId, 'production');
+    const revoked = await admin('programs', 'revoke', '--client', clientId, '--all', '--environment', 'sandbox', '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.json().revoked.map((p: { program_id: string }) => p.program_id).sort()).toEqual(demo.programs.filter((p) => p.environment === 'sandbox').map((p) => p.program_id).sort());
+    expect(await grantedProgramIds(clientId, 'sandbox')).toEqual([]);
+    expect(await grantedProgramIds(clientId, 'production')).toEqual(production);
+  });
+
+  it('needs exactly one of --program and --all, and an existing client', async () => {
+    const client = '00000000-0000-4000-8000-000000000000';
+    const [neither, unknown] = await Promise.all([
+      admin('programs', 'revoke', '--client', client, '--environment', 'sandbox'),
+      admin('programs', 'revoke', '--client', client, '--environment', 'sandbox', '--all'),
+    ]);
+    expectUsageError(neither, /exactly one of --program <id> or --all/);
+    expectFailure(unknown, new RegExp(`no API client ${client}`));
+  });
+});

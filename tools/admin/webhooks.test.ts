@@ -145,16 +145,19 @@ describe('admin webhooks', () => {
     expect(runs[4].code, runs[4].stderr).toBe(0);
   });
 
-  it('sends a signed test delivery that is not an event, and rotates the secret so only the new one verifies', async () => {
+  it('sends a signed test delivery of the chosen type, flagged as a test and in no stream, and rotates the secret so only the new one verifies', async () => {
     const created = await create('--url', receiver.url('/test-delivery'), '--events', 'all');
-    const test = await admin('webhooks', 'test', created.subscription_id, '--json');
+    const test = await admin('webhooks', 'test', created.subscription_id, '--type', 'result.corrected', '--json');
     expect(test.code, test.stderr).toBe(0);
     expect(test.json()).toMatchObject({ kind: 'test', state: 'delivered', event_id: null, attempts_made: 1, last_status_code: 200 });
     const [request] = receiver.requests.filter((r) => r.path === '/test-delivery');
     expect(verifyDelivery(created.secret, request)).toBe(true);
-    expect(request.headers['x-partner-event-id']).toBeUndefined();
+    const body = JSON.parse(request.rawBody);
+    expect(body).toMatchObject({ type: 'result.corrected', sequence: 0, data: { client_id: clientId, external_order_id: 'test-delivery' } });
+    expect(request.headers['x-partner-event-id']).toBe(body.event_id);
+    expect(request.headers['x-partner-test']).toBe('true');
     expect(request.headers['x-partner-delivery-id']).toBe(test.json().attempts[0].attempt_id);
-    expect(JSON.parse(request.rawBody)).toMatchObject({ test: true, subscription_id: created.subscription_id });
+    expectUsageError(await admin('webhooks', 'test', created.subscription_id, '--type', 'order.shipped'), /--type.*order\.shipped/);
     const [stream] = (await database.sql`select count(*)::int as n from events where client_id = ${clientId}`) as unknown as { n: number }[];
     expect(stream.n).toBe(0);
 

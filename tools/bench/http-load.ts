@@ -1,5 +1,4 @@
 import autocannon from 'autocannon';
-import { encodeCursor } from '@lop/domain';
 import { cpuTimeOf } from './processes';
 
 /** What one load run measured. Latencies in milliseconds. */
@@ -88,10 +87,20 @@ export interface StreamRead {
 /**
  * Reads the stream after `afterSequence` (0 = the oldest cursor) page by page (limit 500) until
  * `maxEvents` are read or the stream ends, checking that sequences are dense. The cursor is the
- * one the API itself hands out for that position.
+ * one the API itself hands out for that position: `cursorAt` mints it with the service's key
+ * (cursors are bound to their stream), needed only when `afterSequence` is above 0.
  */
-export async function readStream(base: string, key: string, options: { afterSequence: number; maxEvents: number; minPages?: number }): Promise<StreamRead> {
-  let cursor: string | undefined = options.afterSequence > 0 ? encodeCursor(options.afterSequence) : undefined;
+export async function readStream(
+  base: string,
+  key: string,
+  options: { afterSequence: number; maxEvents: number; minPages?: number; cursorAt?: (sequence: number) => string },
+): Promise<StreamRead> {
+  const start = () => {
+    if (options.afterSequence === 0) return undefined;
+    if (!options.cursorAt) throw new Error('readStream: a start after sequence 0 needs cursorAt');
+    return options.cursorAt(options.afterSequence);
+  };
+  let cursor: string | undefined = start();
   let events = 0;
   let lastSequence = options.afterSequence;
   const pageTimes: number[] = [];
@@ -113,7 +122,7 @@ export async function readStream(base: string, key: string, options: { afterSequ
     cursor = body.data.next_cursor;
     if (!body.data.has_more) {
       if (pageTimes.length >= minPages) break;
-      cursor = options.afterSequence > 0 ? encodeCursor(options.afterSequence) : undefined;
+      cursor = start();
       lastSequence = options.afterSequence;
     }
   }

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { connectDatabase, createTestDatabase, type Sql } from '@lop/db';
-import { PARTNER_BASE_PATH } from '@lop/domain';
+import { DataProtector, encodeCursor, PARTNER_BASE_PATH } from '@lop/domain';
 import { readStream, runLoad, type LoadResult, type StreamRead } from './http-load';
 import { loadBenchData, type BenchData } from './load-data';
 import { freePort, startService } from './processes';
@@ -79,13 +79,17 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRow[]> {
       } finally {
         await connection.close();
       }
+      // The service's key, so the bench can mint the cursor the API would hand out at a position.
+      const masterKey = randomBytes(32);
+      const cursorProtector = new DataProtector(masterKey);
+      const cursorAt = (sequence: number) => encodeCursor(cursorProtector, { clientId: data.caller.clientId, environment: data.caller.environment }, sequence);
       const api = await startService(
         options.api.entry,
         {
           DATABASE_URL: database.url,
           LOG_LEVEL: options.api.logLevel,
           PARTNER_DB_POOL_SIZE: String(options.api.poolSize),
-          PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+          PARTNER_ENCRYPTION_KEY: masterKey.toString('base64'),
           PARTNER_CREATE_ORDER_RATE_LIMIT: '100000',
           PARTNER_METRICS_PORT: String(await freePort()),
           NODE_OPTIONS: options.api.nodeOptions,
@@ -112,11 +116,11 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRow[]> {
         // Each position is timed over the same number of pages (a short stream is read again), after
         // a warm-up read, so a percentile compares like with like across sizes.
         const pages = Math.ceil(span / 500);
-        await readStream(base, data.key, { afterSequence: Math.floor(n / 3), maxEvents: 5_000 });
+        await readStream(base, data.key, { afterSequence: Math.floor(n / 3), maxEvents: 5_000, cursorAt });
         const oldest = await readStream(base, data.key, { afterSequence: 0, maxEvents: span, minPages: pages });
-        const middle = await readStream(base, data.key, { afterSequence: Math.floor(n / 2), maxEvents: span, minPages: pages });
+        const middle = await readStream(base, data.key, { afterSequence: Math.floor(n / 2), maxEvents: span, minPages: pages, cursorAt });
         // The tail: a reader that has caught up reads the last few pages, again and again.
-        const tail = await readStream(base, data.key, { afterSequence: Math.max(0, n - 5_000), maxEvents: span, minPages: pages });
+        const tail = await readStream(base, data.key, { afterSequence: Math.max(0, n - 5_000), maxEvents: span, minPages: pages, cursorAt });
         // One client among many: the smallest stream, its rows spread over the whole table.
         const small = [...data.others].sort((a, b) => a.eventCount - b.eventCount)[0];
         const filtered = small

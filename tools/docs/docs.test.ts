@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, LIFECYCLE_DETAILS, PROJECT_ROOT, SCOPES } from '@lop/domain';
+import { decideNext, ERROR_CODES, LIFECYCLE_DETAILS, PROJECT_ROOT, RETRY_AFTER_MAX_SECONDS, SCOPES, SPEC_RETRY_DELAYS_SECONDS } from '@lop/domain';
 import { DOC_FILES, fillBlocks, findScenarios, generatedBlocks } from './generate-docs';
 
 const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
@@ -26,6 +26,26 @@ describe('partner docs match the code', () => {
 
   it('errors.md names every error code', () => {
     for (const code of Object.keys(ERROR_CODES)) expect(read('docs/errors.md')).toContain(`\`${code}\``);
+  });
+
+  it('errors.md names every Content-Encoding the body reader decodes (hostile-input.test.ts sends each)', () => {
+    const sentence = /a body that does not decode for its\s+`Content-Encoding` \(([^)]*)\)/.exec(read('docs/errors.md'))?.[1];
+    expect(sentence?.match(/`[a-z]+`/g)?.map((e) => e.replace(/`/g, '')).sort()).toEqual(['br', 'deflate', 'gzip', 'zstd']);
+  });
+
+  it('webhooks.md states the Retry-After bound the retry policy applies: 60 minutes in all, never "beyond the schedule"', () => {
+    const policy = { delaysSeconds: [...SPEC_RETRY_DELAYS_SECONDS], retryAfterMaxSeconds: RETRY_AFTER_MAX_SECONDS };
+    const after = (attempt: number, retryAfter: string) => decideNext({ kind: 'response', status: 503, retryAfter }, attempt, policy, Date.now());
+    // Attempt 1's step is 1 minute: a two-hour Retry-After waits 60 minutes, not 61.
+    expect(after(1, '7200')).toMatchObject({ outcome: 'retry', delaySeconds: 3600 });
+    // Attempt 4's step is 2 hours: a Retry-After never shortens it.
+    expect(after(4, '60')).toMatchObject({ outcome: 'retry', delaySeconds: 7200 });
+    const row = read('docs/webhooks.md')
+      .split('\n')
+      .find((line) => line.startsWith('| `Retry-After` |'));
+    expect(row).toBeDefined();
+    expect(row).not.toMatch(/beyond the schedule/);
+    expect(row).toMatch(/at most 60 minutes/);
   });
 
   it('finds scenarios exported as an array or a record, and nothing else', () => {

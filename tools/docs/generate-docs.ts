@@ -148,7 +148,7 @@ function scenariosTable(): string {
  * does not send.
  */
 function versionsTable(document: Json, asyncapi: Json): string {
-  const header = domain.deliveryHeaders({ secret: 'whsec_docs', timestamp: 0, body: '{}', deliveryId: 'docs' })['x-partner-api-version'];
+  const header = domain.deliveryHeaders({ secret: 'whsec_docs', timestamp: 0, body: '{}', deliveryId: 'docs', eventId: 'docs' })['x-partner-api-version'];
   const firstPath = Object.keys(document.paths ?? {})[0] ?? '';
   const pathVersion = firstPath.slice(PARTNER_BASE_PATH.length + 1).split('/')[0];
   const eventVersion = asyncapi.components.messages['order.created'].examples[0].payload.version;

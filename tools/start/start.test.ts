@@ -98,8 +98,12 @@ describe('npm start', () => {
     const health = await fetch(`${apiBase}/health`, { headers: { authorization: `Bearer ${key}` } });
     expect(health.status).toBe(200);
     expect(((await health.json()) as { data: unknown }).data).toMatchObject({ status: 'ok', environment: 'sandbox' });
-    const openapi = await fetch(`${origin}/api/public/partner-openapi`);
+    // npm start configures its own origin as the sandbox base URL: the document, the reference and
+    // Postman get a real server, cacheable, whatever Host a request names.
+    const openapi = await fetch(`${origin}/api/public/partner-openapi`, { headers: { 'x-forwarded-host': 'evil.example' } });
     expect(openapi.status).toBe(200);
+    expect(openapi.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(((await openapi.json()) as { servers: unknown }).servers).toEqual([{ url: origin, description: expect.stringMatching(/sandbox/i) }]);
 
     running.child.kill('SIGTERM');
     expect(await running.exited).toEqual({ code: 0, signal: null });

@@ -2,9 +2,10 @@
  * `npm start`: the whole service in one process for a newcomer — database (embedded unless
  * DATABASE_URL is set), migrations, demo tenant, partner API and delivery worker.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
-import { ConfigError, loadConfig, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, PARTNER_BASE_PATH, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
 import { banner } from './banner';
@@ -24,8 +25,31 @@ function readConfig(): Config {
   }
 }
 
+/** A port the system has free now (for PORT=0): the origin must be known before the API starts. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, host, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}
+
+/**
+ * Without configured base URLs, this service's own origin becomes the sandbox base URL, so the
+ * OpenAPI document (and the reference and Postman, which read it) names a server that answers —
+ * fixed at start, never taken from a request. A wildcard bind is reached through loopback.
+ */
+async function withOwnOrigin(config: Config): Promise<Config> {
+  if (config.PARTNER_SANDBOX_BASE_URL || config.PARTNER_PRODUCTION_BASE_URL) return config;
+  const port = config.PORT === 0 ? await freePort(config.HOST) : config.PORT;
+  const host = ['0.0.0.0', '::', ''].includes(config.HOST) ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return { ...config, PORT: port, PARTNER_SANDBOX_BASE_URL: `http://${host}:${port}${PARTNER_BASE_PATH}` };
+}
+
 async function main(): Promise<void> {
-  const config = readConfig();
+  const config = await withOwnOrigin(readConfig());
   const logger = createLogger(config, 'partner-service');
   // Before the API's express app, its HTTP server and pg-boss's pools exist (libs/domain/src/telemetry/telemetry.ts).
   const telemetry = await startTelemetry({ serviceName: 'partner-service', warn: (message) => logger.warn({ component: 'opentelemetry' }, message) });

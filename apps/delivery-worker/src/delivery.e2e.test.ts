@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { eq, sql as raw } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, cancelOrder, DeliveryQueueMissingError, laboratoryCaller, readEvents, type PartnerEvent } from '@lop/domain';
+import { appendEvents, attachDeliveryQueue, cancelOrder, DataProtector, DeliveryQueueMissingError, laboratoryCaller, readEvents, type PartnerEvent } from '@lop/domain';
 import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
 import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 async function streamOf(partner: Partner): Promise<PartnerEvent[]> {
-  return (await readEvents(database.db, partner.caller, undefined, 500)).events;
+  return (await readEvents(database.db, new DataProtector(randomBytes(32)), partner.caller, undefined, 500)).events;
 }
 
 describe('webhook delivery, end to end', () => {

@@ -49,7 +49,7 @@ describe('version strings agree with what each one means', () => {
     const paths = Object.keys(openapi.paths);
     expect(paths.length).toBeGreaterThan(10);
     for (const path of paths) expect(path.startsWith(`${PARTNER_BASE_PATH}/${openapi.info.version}/`), path).toBe(true);
-    const header = deliveryHeaders({ secret: 'whsec_test', timestamp: 1, body: '{}', deliveryId: 'd' })['x-partner-api-version'];
+    const header = deliveryHeaders({ secret: 'whsec_test', timestamp: 1, body: '{}', deliveryId: 'd', eventId: 'e' })['x-partner-api-version'];
     expect(header).toBe(openapi.info.version);
     expect(asyncapi.components.schemas.DeliveryHeaders.properties['x-partner-api-version'].const).toBe(openapi.info.version);
   });

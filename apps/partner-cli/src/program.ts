@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { CLI_VERSION, createApi, DEFAULT_BASE_URL, UsageError, type Api } from './api';
 import { listen } from './commands/listen';
+import { resendEvent } from './commands/resend';
 import { fixtures, getOrder, getResultFhir, getResults, scenarios, tailEvents } from './commands/readers';
 import { trigger } from './commands/trigger';
 import type { Output } from './output';
@@ -73,7 +74,7 @@ export function buildProgram(output: Output, run: Run): Command {
     .requiredOption('--forward-to <url>', 'where to deliver, e.g. http://localhost:4000/hooks')
     .option('--events <types>', 'comma-separated event types to forward (default: all)', eventTypes)
     .option('--from-cursor <cursor>', 'start after this cursor (printed when a listen stops) instead of now')
-    .option('--secret <secret>', 'signing secret to use (default: a new whsec_… printed at start)')
+    .option('--secret <secret>', 'signing secret to use, kept for this URL from now on (default: the one kept for this URL, or a new whsec_…)')
     .option('--allow-production', 'forward a production stream (read-only) too; refused without it', false)
     .addOption(new Option('--max-attempts <n>', 'attempts per event before it is reported failed (retried: network errors, timeouts, 408, 409, 425, 429, 5xx)').argParser(positiveInteger(10)).default(4))
     .addOption(intervalOption())
@@ -84,10 +85,13 @@ export function buildProgram(output: Output, run: Run): Command {
 One line per delivery: time, sequence, event type, order, the handler's status, duration.
 Failures are retried after 0.5 s, 1 s, 2 s… and reported. Ctrl-C prints the cursor to resume
 from; resuming re-sends anything that was still in flight, so nothing is lost.
-Exit code 1 if any delivery failed.
+The signing secret is kept per forward URL between runs (owner-only, in your config folder).
+A service that is not up yet is waited for. Exit code 1 if any delivery failed; 2 for a cursor
+the service refuses (another stream's, one ahead of the stream, an old one).
+lop events resend <event_id> --forward-to <url> sends one event again after a handler fix.
 
   $ lop listen --forward-to http://localhost:4000/hooks --events order.created,result.final
-  $ lop listen --forward-to http://localhost:4000/hooks --from-cursor c2VxOjQy --secret whsec_…`,
+  $ lop listen --forward-to http://localhost:4000/hooks --from-cursor Aj5LUAZTAKlyAAAAAAAAACqxUfarFG-P2lRfIj5Z5gbc`,
     )
     .action(async (options, command: Command) => {
       run.json = Boolean(options.json);
@@ -140,6 +144,27 @@ Exit code 1 if any delivery failed.
       output,
       run.stop.signal,
       (cursor) => (run.cursor = cursor),
+    );
+  });
+
+  withJson(
+    events
+      .command('resend')
+      .description('Deliver one event of the stream again to a local URL, exactly as lop listen would (after a handler fix), with the signing secret kept for that URL.')
+      .argument('<event_id>', 'the event to send again (lop listen prints it for a failed delivery)')
+      .requiredOption('--forward-to <url>', 'where to deliver, e.g. http://localhost:4000/hooks')
+      .option('--secret <secret>', 'signing secret to use, kept for this URL from now on (default: the one kept for this URL)')
+      .option('--allow-production', 'resend a production event (read-only) too; refused without it', false)
+      .addOption(new Option('--max-attempts <n>', 'attempts before it is reported failed').argParser(positiveInteger(10)).default(4))
+      .addOption(jsonOption('one JSON object per delivery attempt'))
+      .addHelpText('after', '\nExit code 0 when delivered, 1 when it failed or no such event is in the stream.\n\n  $ lop events resend 6f1c…-… --forward-to http://localhost:4000/hooks'),
+  ).action(async (eventId: string, options, command: Command) => {
+    run.exitCode = await resendEvent(
+      api(command),
+      eventId,
+      { forwardTo: options.forwardTo, secret: options.secret, allowProduction: options.allowProduction, maxAttempts: options.maxAttempts, json: Boolean(options.json) },
+      output,
+      run.stop.signal,
     );
   });
 

@@ -1,4 +1,6 @@
-import { must, toApiError, type Api, type EventType, type PartnerEvent } from './api';
+import { ApiError, must, toApiError, UnreachableError, UsageError, type Api, type EventType, type PartnerEvent } from './api';
+import { sleep } from './forward';
+import { clock, type Output } from './output';
 import { rawArrayElements } from './raw-json';
 
 /** An event and its exact text in the response: what a webhook delivery carries as its body. */
@@ -74,4 +76,41 @@ export function parseEventTypes(list: string): Set<EventType> {
     throw new Error(`unknown event type${unknown.length === 1 ? '' : 's'} ${unknown.join(', ') || '(none given)'}; one or more of: ${EVENT_TYPES.join(', ')}`);
   }
   return new Set(types as EventType[]);
+}
+
+/** Longest wait between tries while the API is unreachable. */
+export const MAX_OUTAGE_WAIT_MS = 10_000;
+
+/** The service is restarting, down or busy: worth waiting for rather than giving up. */
+export const isTransient = (error: unknown) => error instanceof UnreachableError || (error instanceof ApiError && (error.status === 429 || error.status >= 500));
+
+/**
+ * Runs `call` until the service answers, waiting 1 s, 2 s… (at most 10 s) while it is unreachable
+ * or answers 429/5xx, and saying so; any other failure is thrown. InterruptedError when stopped.
+ */
+export async function whenReachable<T>(call: () => Promise<T>, output: Output, json: boolean, stop: AbortSignal, firstWaitMs = 1000): Promise<T> {
+  let waitMs = firstWaitMs;
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isTransient(error)) throw error;
+      const message = error instanceof ApiError ? `${error.code}: ${error.message}` : (error as Error).message;
+      if (json) output.out(JSON.stringify({ kind: 'stream_error', time: new Date().toISOString(), message, retry_in_ms: waitMs }));
+      else output.err(output.style.yellow(`${clock()}  waiting for the service (${message}); trying again in ${waitMs / 1000} s`));
+      await sleep(waitMs, stop);
+      waitMs = Math.min(waitMs * 2, MAX_OUTAGE_WAIT_MS);
+    }
+  }
+}
+
+/**
+ * A cursor the service refuses (another stream's, one ahead of the stream, an old seq:N one) is
+ * a bad value given on the command line: a usage error (exit 2) naming the service's issue.
+ */
+export function refusedCursor(error: unknown, option: string): unknown {
+  if (!(error instanceof ApiError) || error.status !== 400) return error;
+  const detail = error.details.find((d) => d.field === 'cursor');
+  if (!detail) return error;
+  return new UsageError(`${option} was refused by the service: ${error.message}${error.requestId ? ` (request_id ${error.requestId})` : ''}`, detail.issue ?? 'invalid_cursor');
 }

@@ -96,10 +96,18 @@ export function queryInteger({ min, max, default: fallback }: { min: number; max
   return (
     z
       .transform((value: unknown, ctx) => {
-        if (typeof value === 'number') return value;
-        if (typeof value === 'string' && PLAIN_DECIMAL.test(value)) return Number(value);
-        ctx.issues.push({ code: 'invalid_format', format: 'regex', pattern: PLAIN_DECIMAL.source, input: String(value), message: `Send a whole number from ${min} to ${max} in plain decimal digits.` });
-        return z.NEVER;
+        const n = typeof value === 'number' ? value : typeof value === 'string' && PLAIN_DECIMAL.test(value) ? Number(value) : null;
+        if (n === null) {
+          ctx.issues.push({ code: 'invalid_format', format: 'regex', pattern: PLAIN_DECIMAL.source, input: String(value), message: `Send a whole number from ${min} to ${max} in plain decimal digits.` });
+          return z.NEVER;
+        }
+        // Past the largest safe integer the pipe below would add JavaScript's own bound to ours:
+        // one issue, naming this parameter's maximum, says all there is to say.
+        if (n > Number.MAX_SAFE_INTEGER) {
+          ctx.issues.push({ code: 'too_big', origin: 'number', maximum: max, inclusive: true, input: value, message: `Too big: expected a number <= ${max}` });
+          return z.NEVER;
+        }
+        return n;
       })
       .pipe(z.int().min(min).max(max))
       .default(fallback)

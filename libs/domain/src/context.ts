@@ -16,7 +16,7 @@ export interface RequestContext {
   authorization?: string;
   /** Request headers, for the few procedures that read one (Idempotency-Key). */
   headers: IncomingHttpHeaders;
-  /** Encrypts personal data at rest and signs short-lived report paths. */
+  /** Encrypts personal data at rest and authenticates event cursors. */
   protector: DataProtector;
   /**
    * Spends one unit of `policy`'s budget for `subject` (an API key id), or throws PartnerError

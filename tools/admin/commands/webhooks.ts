@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   createSubscription,
   disableSubscription,
+  EVENT_TYPES,
   getDelivery,
   listDeliveries,
   listSubscriptions,
@@ -73,6 +74,7 @@ function describeDelivery(d: DeliveryView): string {
       ['event_id', d.event_id ?? '(test delivery)'],
       ['kind', d.replay_of ? `${d.kind} of ${d.replay_of}` : d.kind],
       ['state', d.failure_reason ? `${d.state} (${d.failure_reason})` : d.state],
+      ...(d.replayed_by.length > 0 ? ([['replayed_by', d.replayed_by.join(', ')]] as [string, string][]) : []),
       ['attempts', String(d.attempts_made)],
       ...(d.next_attempt_at ? ([['next_attempt_at', d.next_attempt_at]] as [string, string][]) : []),
     ]),
@@ -156,14 +158,15 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command('test')
-    .description('send a signed test delivery now: checks reachability and signing; not an event, not in the stream')
+    .description('send a signed test delivery now: an event envelope of the chosen type, flagged x-partner-test: true, in no stream; checks reachability and signing')
     .argument('<subscription_id>', 'subscription id (uuid)', uuidArgument)
+    .addOption(new Option('--type <event_type>', 'the type of the test event').choices(EVENT_TYPES).default('order.created'))
     .addOption(jsonOption())
-    .action(async (id: string, options: OutputOptions) => {
+    .action(async (id: string, options: OutputOptions & { type: EventType }) => {
       const config = loadConfig();
       const result = await withDatabase((db, session) => {
         const settings = webhookSettings(config, session.databaseUrl);
-        return sendTestDelivery(db, protectorFor(config), id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination });
+        return sendTestDelivery(db, protectorFor(config), id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination }, { type: options.type });
       });
       print(result, options, (r) => [`Test delivery ${r.state === 'delivered' ? 'succeeded' : 'FAILED'}.`, describeDelivery(r)].join('\n'));
       if (result.state !== 'delivered') {

@@ -9,7 +9,9 @@ export const MAX_BODY_BYTES = 100 * 1024;
  * a PartnerError, so whichever door mounts it answers with the partner's code and details.
  */
 export function jsonBody() {
-  const parse = express.json({ limit: MAX_BODY_BYTES, strict: true, type: 'application/json' });
+  // Not strict: a body of `null` or `"x"` is valid JSON, refused below as not an object rather
+  // than by the parser as "not valid JSON".
+  const parse = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' });
   return (req: Request, res: Response, nextWithRaw: NextFunction) => {
     const next = (error?: unknown) => (error === undefined ? nextWithRaw() : nextWithRaw(bodyParserError(error, req) ?? error));
     // A declared length over the limit is refused at once; the connection closes rather than
@@ -29,7 +31,11 @@ export function jsonBody() {
       // Deeply nested JSON parses fine but overflows the stack of whatever walks it later (a 500).
       if (nestingExceeds(req.body, MAX_JSON_DEPTH)) return next(Object.assign(new Error('JSON nested too deeply'), { type: 'entity.too.deep' }));
       // Every partner body is an object; an array would otherwise be spread into the input as `{}`.
-      if (Array.isArray(req.body)) return next(Object.assign(new Error('JSON body is not an object'), { type: 'entity.not.object' }));
+      // (undefined: the parser read nothing, e.g. a GET or another media type, refused elsewhere.)
+      const body: unknown = req.body;
+      if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+        return next(Object.assign(new Error('JSON body is not an object'), { type: 'entity.not.object' }));
+      }
       next();
     });
   };

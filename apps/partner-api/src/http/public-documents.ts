@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import express, { type Request, type RequestHandler, type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { apiReference } from '@scalar/express-api-reference';
 import { ASYNCAPI_PATH, buildAsyncApiDocument, OPENAPI_PATH } from '@lop/domain';
 
@@ -13,29 +13,14 @@ function scalarStandaloneScript(): string {
   return join(dirname(entry), 'browser', 'standalone.js');
 }
 
-/** A Host header that names a host (and port), nothing else: it is written into the document. */
-const HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
-
-/** The origin a request was made to, when its Host header is a plain host[:port]. */
-export function requestOrigin(req: Request): string | null {
-  const host = req.get('host');
-  return host && HOST.test(host) ? `${req.protocol}://${host}` : null;
-}
-
 /**
- * GET the OpenAPI document. With configured base URLs it lists them and may be cached. Without
- * (a local \`npm start\`), it lists the origin it was fetched from, so the reference's samples
- * and a generated client can call the service that served them; that copy follows the request's
- * Host header, so no cache may keep it for anyone else.
+ * GET the OpenAPI document: one fixed text, cacheable for five minutes (spec), whatever the
+ * request says. It lists the configured base URLs only (`npm start` configures its own origin);
+ * nothing of the request — Host, X-Forwarded-* — is written into it.
  */
-export function openApiDocumentHandler(document: { servers?: unknown }): RequestHandler {
-  const fixed = document.servers ? JSON.stringify(document) : null;
-  return (req, res) => {
-    if (fixed) return void res.set('Cache-Control', 'public, max-age=300').type('application/json').send(fixed);
-    const origin = requestOrigin(req);
-    const served = origin ? { ...document, servers: [{ url: origin, description: 'This service (the origin this document was fetched from)' }] } : document;
-    res.set('Cache-Control', 'no-store').type('application/json').send(JSON.stringify(served));
-  };
+export function openApiDocumentHandler(document: object): RequestHandler {
+  const text = JSON.stringify(document);
+  return (_req, res) => void res.set('Cache-Control', 'public, max-age=300').type('application/json').send(text);
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectDatabase } from '@lop/db';
-import { DataProtector, EVENT_TYPES, eventDataSchema, type Caller } from '@lop/domain';
+import { DataProtector, encodeCursor, EVENT_TYPES, eventDataSchema, type Caller } from '@lop/domain';
 import { connectFixtures, startTestApi, testDatabaseUrl, type TestApi } from '../testing/harness';
 import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
 import { expectError, expectSuccess, ts, uuid } from '../testing/expect-envelope';
@@ -202,14 +202,20 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
 
     it.each([
       { what: 'garbage', cursor: 'not a cursor!' },
-      { what: 'too long', cursor: 'A'.repeat(65) },
+      { what: 'too long', cursor: 'A'.repeat(65), issue: 'too_long' },
       { what: 'valid base64url of something else', cursor: Buffer.from('hello').toString('base64url') },
       { what: 'a negative position', cursor: Buffer.from('seq:-1').toString('base64url') },
-      { what: 'a non-canonical number', cursor: Buffer.from('seq:007').toString('base64url') },
       { what: 'plain digits', cursor: '12' },
-    ])('a bad cursor ($what) → 400 invalid_request naming cursor', async ({ cursor }) => {
+      { what: 'a cursor with one character changed', cursor: 'tampered' },
+    ])('a bad cursor ($what) → 400 invalid_request, issue invalid_cursor', async ({ cursor, issue = 'invalid_cursor' }) => {
+      if (cursor === 'tampered') {
+        // The position moved by one bit: the tag no longer matches, so it is refused, not read.
+        const bytes = Buffer.from((await read(client, '?limit=3')).next_cursor, 'base64url');
+        bytes[16] ^= 1;
+        cursor = bytes.toString('base64url');
+      }
       const error = expectError(await client.events(`?cursor=${encodeURIComponent(cursor)}`), 400, 'invalid_request');
-      expect(error.details).toContainEqual(expect.objectContaining({ field: 'cursor' }));
+      expect(error.details).toEqual([expect.objectContaining({ field: 'cursor', issue })]);
     });
 
     it.each(['?cursor=', '?cursor', '?limit=', '?limit=10&cursor='])('an empty parameter (%s) → 400 naming it, never a restart from the first event', async (query) => {
@@ -283,17 +289,121 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
         for (const other of streams.filter((s) => s !== stream)) expectError(await stream.client.get(created.get(other.name)![0]), 404, 'not_found');
       }
     });
+  });
 
-    it('a cursor from another stream only positions within the caller’s own stream', async () => {
-      const a = await buildTenant(f);
+  describe('cursors are bound to their stream (client and environment), not to the key', () => {
+    let a: Tenant;
+    let clientA: OrdersClient;
+    let cursorA: string;
+
+    beforeAll(async () => {
+      a = await buildTenant(f);
+      clientA = ordersClient(api, await a.key());
+      const subject = await clientA.subject();
+      for (let n = 0; n < 3; n++) expectSuccess(await clientA.create(orderBody(a.sandbox.program, a.sandbox.item, subject)), 201);
+      cursorA = (await read(clientA, '?limit=2')).next_cursor;
+    });
+
+    it('another client’s cursor → 400 invalid_request, issue cursor_of_another_stream; nothing is skipped', async () => {
       const b = await buildTenant(f);
-      const clientA = ordersClient(api, await a.key());
       const clientB = ordersClient(api, await b.key());
-      const subjectA = await clientA.subject();
-      for (let n = 0; n < 3; n++) expectSuccess(await clientA.create(orderBody(a.sandbox.program, a.sandbox.item, subjectA)), 201);
-      const cursorA = (await read(clientA, '?limit=2')).next_cursor;
-      const fromB = await read(clientB, `?cursor=${cursorA}`);
-      expect(fromB.events).toEqual([]);
+      const error = expectError(await clientB.events(`?cursor=${cursorA}`), 400, 'invalid_request');
+      expect(error.details).toEqual([expect.objectContaining({ field: 'cursor', issue: 'cursor_of_another_stream' })]);
+      // Another client of the same laboratory, granted the same program: still another stream.
+      const sibling = await f.client(a.laboratory.id);
+      await f.grant(sibling.client_id, a.sandbox.program);
+      const siblingClient = ordersClient(api, await f.key(sibling.client_id, 'sandbox'));
+      expect(expectError(await siblingClient.events(`?cursor=${cursorA}`), 400, 'invalid_request').details?.[0]?.issue).toBe('cursor_of_another_stream');
+    });
+
+    it('the console’s door (tRPC events.list) refuses another client’s cursor the same way', async () => {
+      const b = await buildTenant(f);
+      const input = encodeURIComponent(JSON.stringify({ cursor: cursorA, limit: 10 }));
+      const response = await api.fetch('GET', `/api/trpc/events.list?input=${input}`, { headers: { authorization: `Bearer ${await b.key()}` } });
+      expect(response.status, response.text).toBe(400);
+      expect(response.text).toContain('cursor_of_another_stream');
+      const own = await api.fetch('GET', `/api/trpc/events.list?input=${input}`, { headers: { authorization: `Bearer ${clientA.key}` } });
+      expect(own.status, own.text).toBe(200);
+      expect(own.body.result.data.data.events.map((e: { sequence: number }) => e.sequence)).toEqual([3]);
+    });
+
+    it('the same client’s sandbox cursor with a production key → 400 cursor_of_another_stream, and the other way round', async () => {
+      const production = ordersClient(api, await a.key({ environment: 'production' }));
+      expect(expectError(await production.events(`?cursor=${cursorA}`), 400, 'invalid_request').details?.[0]?.issue).toBe('cursor_of_another_stream');
+      const productionCursor = (await read(production)).next_cursor;
+      expect(expectError(await clientA.events(`?cursor=${productionCursor}`), 400, 'invalid_request').details?.[0]?.issue).toBe('cursor_of_another_stream');
+    });
+
+    it('a new key of the same client and environment continues from the cursor (keys rotate, the stream stays)', async () => {
+      const rotated = ordersClient(api, await a.key());
+      const next = await read(rotated, `?cursor=${cursorA}`);
+      expect(next.events.map((e) => e.sequence)).toEqual([3]);
+      expect(next.next_cursor).toBe((await read(clientA, `?cursor=${cursorA}`)).next_cursor);
+    });
+
+    it('a cursor from before the change (base64 of seq:N) → 400 cursor_format_retired, never read as a position', async () => {
+      for (const legacy of ['seq:0', 'seq:2', 'seq:99999']) {
+        const error = expectError(await clientA.events(`?cursor=${Buffer.from(legacy).toString('base64url')}`), 400, 'invalid_request');
+        expect(error.details).toEqual([expect.objectContaining({ field: 'cursor', issue: 'cursor_format_retired' })]);
+      }
+    });
+  });
+
+  describe('a cursor survives restarts and holds on every replica; one ahead of the stream is refused', () => {
+    const masterKey = randomBytes(32).toString('base64');
+    const replicaEnv = { ...NO_RATE_LIMIT, PARTNER_ENCRYPTION_KEY: masterKey };
+    const serviceProtector = new DataProtector(Buffer.from(masterKey, 'base64'));
+
+    it('a cursor from one process reads the same page on another started with the same configured key, and on a restart', async () => {
+      const tenant = await buildTenant(f);
+      const key = await tenant.key();
+      const first = await startTestApi(replicaEnv);
+      const second = await startTestApi(replicaEnv);
+      try {
+        const one = ordersClient(first, key);
+        const subject = await one.subject();
+        for (let n = 0; n < 3; n++) expectSuccess(await one.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+        const cursor = (await read(one, '?limit=1')).next_cursor;
+        await first.close();
+        const fromReplica = expectSuccess(await ordersClient(second, key).events(`?cursor=${cursor}`));
+        expect(fromReplica.events.map((e: { sequence: number }) => e.sequence)).toEqual([2, 3]);
+      } finally {
+        await second.close();
+      }
+      const restarted = await startTestApi(replicaEnv);
+      try {
+        const client = ordersClient(restarted, key);
+        const cursor = (await read(client, '?limit=1')).next_cursor;
+        expect(expectSuccess(await client.events(`?cursor=${cursor}`)).events.map((e: { sequence: number }) => e.sequence)).toEqual([2, 3]);
+      } finally {
+        await restarted.close();
+      }
+    });
+
+    it('a genuine cursor beyond the head (the stream’s last sequence + 1, 99999) → 400 cursor_ahead_of_stream; at the head it is an empty page', async () => {
+      const service = await startTestApi(replicaEnv);
+      try {
+        const tenant = await buildTenant(f);
+        const client = ordersClient(service, await tenant.key());
+        const caller = await callerOf(connection.sql, client.key);
+        const stream = { clientId: caller.clientId, environment: caller.environment };
+        // An empty stream: its head is 0.
+        expect(expectError(await client.events(`?cursor=${encodeCursor(serviceProtector, stream, 1)}`), 400, 'invalid_request').details).toEqual([
+          expect.objectContaining({ field: 'cursor', issue: 'cursor_ahead_of_stream' }),
+        ]);
+        const subject = await client.subject();
+        for (let n = 0; n < 2; n++) expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+        expect(await read(client, `?cursor=${encodeCursor(serviceProtector, stream, 2)}`)).toMatchObject({ events: [], has_more: false });
+        for (const ahead of [3, 99999]) {
+          const error = expectError(await client.events(`?cursor=${encodeCursor(serviceProtector, stream, ahead)}`), 400, 'invalid_request');
+          expect(error.details).toEqual([expect.objectContaining({ field: 'cursor', issue: 'cursor_ahead_of_stream' })]);
+        }
+        // A cursor minted with another master key (another deployment) is another stream's.
+        const elsewhere = encodeCursor(new DataProtector(randomBytes(32)), stream, 1);
+        expect(expectError(await client.events(`?cursor=${elsewhere}`), 400, 'invalid_request').details?.[0]?.issue).toBe('cursor_of_another_stream');
+      } finally {
+        await service.close();
+      }
     });
   });
 });

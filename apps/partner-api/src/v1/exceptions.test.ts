@@ -118,6 +118,50 @@ describe('GET /v1/orders/{orderId}/exceptions: the canonical model, structural f
     expect(text).not.toContain('retired test code');
   });
 
+  it('next_action names the partner’s action while the partner owns an open exception, on GET order, the events and the console’s list', async () => {
+    let page = expectSuccess(await client.events('?limit=500'));
+    while (page.has_more) page = expectSuccess(await client.events(`?cursor=${page.next_cursor}&limit=500`));
+    const cursor: string = page.next_cursor;
+    const orderId = await placeOrder();
+    const eventsOfOrder = async () => expectSuccess(await client.events(`?cursor=${cursor}&limit=500`)).events.filter((e: any) => e.data.order_id === orderId);
+    const consoleRow = async () => {
+      const input = encodeURIComponent(JSON.stringify({ limit: 100 }));
+      const response = await api.fetch('GET', `/api/trpc/console.orders?input=${input}`, { headers: { authorization: `Bearer ${client.key}` } });
+      expect(response.status, response.text).toBe(200);
+      return response.body.result.data.data.orders.find((o: any) => o.order_id === orderId);
+    };
+    expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'pending', lifecycle_detail: 'received', next_action: 'wait_for_laboratory' });
+
+    const opened = await lab.exceptions.open({ order_id: orderId, category: 'order_information_required' });
+    expect((await getExceptions(orderId)).data).toMatchObject({ action_required: true, exceptions: [{ owner_role: 'partner', status: 'open' }] });
+    expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'pending', lifecycle_detail: 'received', next_action: 'provide_information' });
+    expect(await consoleRow()).toMatchObject({ next_action: 'provide_information' });
+    // A laboratory-owned exception on top changes nothing for the partner.
+    await lab.exceptions.open({ order_id: orderId, category: 'result_delayed' });
+    expect(expectSuccess(await client.get(orderId)).next_action).toBe('provide_information');
+    // The laboratory moving the order on does not hide it either.
+    await lab.accept({ order_id: orderId });
+    expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'active', next_action: 'provide_information' });
+
+    await lab.exceptions.resolve({ exception_id: opened.exception.exception_id, resolution_text: 'Information received' });
+    expect(expectSuccess(await client.get(orderId))).toMatchObject({ lifecycle: 'active', next_action: 'collect_specimen' });
+    expect(await consoleRow()).toMatchObject({ next_action: 'collect_specimen' });
+
+    // The stream tells the same: the opening event already carries the partner's action; the resolution hands it back.
+    expect((await eventsOfOrder()).map((e: any) => [e.type, e.data.next_action, e.data.action_required_code])).toEqual([
+      ['order.created', 'wait_for_laboratory', undefined],
+      ['integration.action_required', 'provide_information', 'order_information_required'],
+      ['order.updated', 'provide_information', undefined],
+      ['order.updated', 'collect_specimen', 'none'],
+    ]);
+  });
+
+  it('an operator may give a laboratory category to the partner: next_action is then resolve_exception', async () => {
+    const orderId = await placeOrder();
+    await lab.exceptions.open({ order_id: orderId, category: 'collection_delayed', owner_role: 'partner' });
+    expect(expectSuccess(await client.get(orderId))).toMatchObject({ next_action: 'resolve_exception' });
+  });
+
   it('needs the orders:read scope', async () => {
     const orderId = await placeOrder();
     expectError(await api.call('GET', `/v1/orders/${orderId}/exceptions`, { key: await tenant.key({ scopes: ['results:read'] }) }), 403, 'forbidden');

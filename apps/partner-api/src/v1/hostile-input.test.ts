@@ -1,4 +1,4 @@
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, withDatabase, type TestDatabase } from '@lop/db';
 import { connectFixtures, startAppOver, testDatabaseUrl, type CapturedLog, type TestApi, type TestResponse } from '../testing/harness';
@@ -233,6 +233,7 @@ describe('a body that is not valid for its Content-Encoding', () => {
       ['gzip', 'garbage', () => garbage],
       ['br', 'garbage', () => garbage],
       ['deflate', 'garbage', () => garbage],
+      ['zstd', 'garbage', () => garbage],
       ['gzip', 'truncated', () => gzipSync(json()).subarray(0, 12)],
       ['br', 'truncated', () => brotliCompressSync(json()).subarray(0, 5)],
     ] as const)(`${door}: %s (%s) that does not decode is 400 invalid_encoding naming Content-Encoding, nothing written`, async (encoding, _label, bytes) => {
@@ -254,6 +255,7 @@ describe('a body that is not valid for its Content-Encoding', () => {
       ['gzip', gzipSync(json())],
       ['br', brotliCompressSync(json())],
       ['deflate', deflateSync(json())],
+      ['zstd', zstdCompressSync(json())],
     ] as const) {
       const response = await post('rest', encoding, bytes);
       expect(response.status, response.text).toBe(201);

@@ -143,6 +143,22 @@ describe('POST /v1/orders: the create request and its bounds', () => {
       expectSuccess(await client.create(body(), { idempotencyKey: unique('k').padEnd(LIMITS.idempotencyKey, 'k') }), 201);
     });
 
+    it('Idempotency-Key lengths are characters of its UTF-8 text, not bytes: 190 × é → 201 and replays; 191 × é → 400 too_long', async () => {
+      // A header travels as bytes: the UTF-8 bytes of the key, as curl or any HTTP client sends them.
+      const asSent = (key: string) => Buffer.from(key, 'utf8').toString('latin1');
+      const key = `${unique('é')}`.padEnd(LIMITS.idempotencyKey, 'é');
+      expect(Buffer.byteLength(key)).toBeGreaterThan(LIMITS.idempotencyKey);
+      const request = body();
+      const first = await client.create(request, { idempotencyKey: asSent(key) });
+      const order = expectSuccess(first, 201);
+      const again = await client.create(request, { idempotencyKey: asSent(key) });
+      expect(expectSuccess(again, 201).order_id).toBe(order.order_id);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      const over = body();
+      expectInvalid(await client.create(over, { idempotencyKey: asSent(`${key}é`) }), 'Idempotency-Key', 'too_long');
+      expect(await ordersWith(over.external_order_id)).toBe(0);
+    });
+
     it('Idempotency-Key: 191 characters → 400 invalid_request too_long naming Idempotency-Key, and no order', async () => {
       const request = body();
       expectInvalid(await client.create(request, { idempotencyKey: 'k'.repeat(LIMITS.idempotencyKey + 1) }), 'Idempotency-Key', 'too_long');
@@ -207,9 +223,13 @@ describe('POST /v1/orders: the create request and its bounds', () => {
       { what: 'an array', raw: '[]' },
       { what: 'null', raw: 'null' },
       { what: 'a string', raw: '"order"' },
-    ])('a JSON body that is $what → 400 invalid_request', async ({ raw }) => {
+      { what: 'a number', raw: '42' },
+      { what: 'true', raw: 'true' },
+    ])('a JSON body that is $what is valid JSON but not an object → 400 invalid_request, issue not_an_object (never "not valid JSON")', async ({ raw }) => {
       const response = await api.call('POST', '/v1/orders', { key: client.key, rawBody: raw, headers: { 'content-type': 'application/json', 'idempotency-key': unique('idem') } });
-      expectError(response, 400, 'invalid_request');
+      const error = expectError(response, 400, 'invalid_request');
+      expect(error.details).toEqual([{ issue: 'not_an_object' }]);
+      expect(error.message).toBe('The request body must be a JSON object.');
     });
 
     it('no key → 401; a key without orders:write → 403 forbidden, nothing created', async () => {

@@ -65,9 +65,16 @@ describe('GET /v1/events?limit= (REST)', () => {
     expectSuccess(await rest(`limit=${limit}`));
   });
 
-  it.each(REFUSED_TEXT)('limit=%j → 400 invalid_request, details {field: limit, issue: %s}', async (limit, issue) => {
+  it.each(REFUSED_TEXT)('limit=%j → 400 invalid_request, exactly one detail {field: limit, issue: %s}', async (limit, issue) => {
     const error = expectError(await rest(`limit=${encodeURIComponent(limit)}`), 400, 'invalid_request');
-    expect(error.details).toContainEqual(expect.objectContaining({ field: 'limit', issue }));
+    expect(error.details).toEqual([expect.objectContaining({ field: 'limit', issue })]);
+  });
+
+  it('a number beyond any integer (limit=99999999999999999999) is one too_large detail quoting the endpoint’s maximum, not JavaScript’s', async () => {
+    const error = expectError(await rest('limit=99999999999999999999'), 400, 'invalid_request');
+    expect(error.details).toHaveLength(1);
+    expect(error.details![0].message).toContain('500');
+    expect(JSON.stringify(error)).not.toContain('9007199254740991');
   });
 });
 

@@ -96,6 +96,34 @@ describe('GET /v1/sandbox/order-fixtures: request templates valid as-is for POST
     expectSuccess(await ordersClient(api, key).create({ ...listed[0].body, external_order_id: unique('fixture') }), 201);
   });
 
+  it('listing writes nothing: no subject link appears; the sandbox subject is built in, so a fixture body orders without a GET first, in the sandbox only', async () => {
+    const demo = await f.demo();
+    const fresh = await f.client(demo.laboratory_id);
+    await grantPrograms(connection.db, { clientId: fresh.client_id, environment: 'sandbox', all: true });
+    await grantPrograms(connection.db, { clientId: fresh.client_id, environment: 'production', all: true });
+    const key = await f.key(fresh.client_id, 'sandbox');
+    const links = async () => (await connection.sql`select count(*)::int as n from subjects where client_id = ${fresh.client_id}`)[0].n;
+
+    const [minimal] = await listFixtures(key);
+    await listFixtures(key);
+    expect(await links()).toBe(0);
+    // The body works on its own: the sandbox subject is registered for every sandbox client by definition.
+    expectSuccess(await ordersClient(api, key).create({ ...minimal.body, external_order_id: unique('built-in') }), 201);
+    expect(await links()).toBe(0);
+
+    // Production has no built-in subject: the same id must be registered like any other.
+    const production = ordersClient(api, await f.key(fresh.client_id, 'production'));
+    const programs = expectList(await api.call('GET', '/v1/programs', { key: production.key }));
+    const program = programs[0];
+    const catalog = expectList(await api.call('GET', `/v1/programs/${program.program_id}/catalog`, { key: production.key }));
+    const error = expectError(
+      await production.create({ ...minimal.body, program_id: program.program_id, item_id: catalog[0].item_id, external_order_id: unique('prod') }),
+      422,
+      'not_orderable',
+    );
+    expect(error.details).toContainEqual(expect.objectContaining({ field: 'external_subject_id', issue: 'subject_not_registered' }));
+  });
+
   it('a production key gets an empty list: fixtures exist only in the sandbox', async () => {
     const tenant = await buildTenant(f);
     expect(await listFixtures(await tenant.key({ environment: 'production' }))).toEqual([]);

@@ -301,5 +301,11 @@ describe('sandbox scenarios and POST /v1/sandbox/orders/{orderId}/simulate', () 
       }
       expect(expectSuccess(await client.get(orderId)).lifecycle_detail).toBe('received');
     });
+
+    it('a missing scenario is issue required (as for any missing field); a wrong one is invalid_value', async () => {
+      const orderId = await placeOrder();
+      expect(expectError(await simulate(orderId, {}), 400, 'invalid_request').details).toEqual([expect.objectContaining({ field: 'scenario', issue: 'required' })]);
+      expect(expectError(await simulate(orderId, { scenario: 'nope' }), 400, 'invalid_request').details).toEqual([expect.objectContaining({ field: 'scenario', issue: 'invalid_value' })]);
+    });
   });
 });

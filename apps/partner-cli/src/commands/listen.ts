@@ -1,7 +1,8 @@
-import { ApiError, requireSandbox, UnreachableError, UsageError, type Api, type EventType } from '../api';
-import { attempt, backoffMs, generateSigningSecret, InterruptedError, isDelivered, isRetryable, sleep, type AttemptOutcome } from '../forward';
+import { ApiError, requireSandbox, UsageError, type Api, type EventType } from '../api';
+import { attempt, backoffMs, InterruptedError, isDelivered, isRetryable, sleep, type AttemptOutcome } from '../forward';
 import { clock, type Output } from '../output';
-import { endOfStream, readPage, type StreamEvent } from '../stream';
+import { secretFor } from '../secrets';
+import { endOfStream, isTransient, MAX_OUTAGE_WAIT_MS, readPage, refusedCursor, whenReachable, type StreamEvent } from '../stream';
 
 /**
  * `lop listen`: follows GET /v1/events and delivers each event to a local handler as the service
@@ -24,8 +25,6 @@ export interface ListenOptions {
 
 /** Events read per poll. */
 const PAGE_SIZE = 100;
-/** Longest wait between polls while the API is unreachable. */
-const MAX_OUTAGE_WAIT_MS = 10_000;
 
 export function parseForwardTo(text: string): URL {
   let url: URL;
@@ -49,27 +48,41 @@ interface Failure {
 /** Runs until `stop` aborts (Ctrl-C) or the stream fails for good; resolves to the exit code. */
 export async function listen(api: Api, options: ListenOptions, output: Output, stop: AbortSignal, onCursor: (cursor: string) => void): Promise<number> {
   const url = parseForwardTo(options.forwardTo);
-  const environment = await requireSandbox(api, 'lop listen', { flag: '--allow-production', given: options.allowProduction });
   if (options.secret === '') throw new UsageError('--secret must not be empty');
-  const secret = options.secret ?? generateSigningSecret();
   const { style } = output;
 
+  // At start as mid-run: a service that is not up yet is waited for, not a reason to exit.
+  let environment: Awaited<ReturnType<typeof requireSandbox>>;
   let cursor: string;
   let skipped = 0;
-  if (options.fromCursor !== undefined) {
-    cursor = options.fromCursor;
-    await readPage(api, cursor, 1); // a cursor the API refuses is reported now, not after "Ready"
-  } else {
-    ({ cursor, skipped } = await endOfStream(api));
+  try {
+    environment = await whenReachable(() => requireSandbox(api, 'lop listen', { flag: '--allow-production', given: options.allowProduction }), output, options.json, stop, options.intervalMs);
+    if (options.fromCursor !== undefined) {
+      cursor = options.fromCursor;
+      const from = cursor;
+      // A cursor the API refuses is reported now (exit 2), not after "Ready".
+      await whenReachable(() => readPage(api, from, 1), output, options.json, stop, options.intervalMs).catch((error: unknown) => {
+        throw refusedCursor(error, '--from-cursor');
+      });
+    } else {
+      ({ cursor, skipped } = await whenReachable(() => endOfStream(api), output, options.json, stop, options.intervalMs));
+    }
+  } catch (error) {
+    if (!(error instanceof InterruptedError)) throw error;
+    if (options.json) output.out(JSON.stringify({ kind: 'stopped', cursor: null, delivered: 0, failed: 0, not_matching: 0, failures: [] }));
+    else output.out('Stopped before the service answered; nothing was forwarded.');
+    return 0;
   }
   onCursor(cursor);
+  const { secret, source, file } = secretFor(url, options.secret);
 
   const filter = options.events ? [...options.events].join(',') : 'all types';
   if (options.json) {
     output.out(JSON.stringify({ kind: 'ready', environment, forward_to: url.href, events: options.events ? [...options.events] : 'all', secret, cursor, skipped }));
   } else {
     output.out(`${style.bold('Forwarding')} ${environment} events (${filter}) to ${style.cyan(url.href)}`);
-    output.out(`Signing secret: ${style.bold(secret)}${options.secret ? '' : style.dim('  (pass --secret to keep one between runs)')}`);
+    const kept = source === 'kept' ? 'the one kept for this URL' : source === 'new' ? 'new, kept for this URL' : 'from --secret, kept for this URL';
+    output.out(`Signing secret: ${style.bold(secret)}  ${style.dim(`(${kept} in ${file}; --secret sets another)`)}`);
     output.out(
       options.fromCursor !== undefined
         ? `Starting after cursor ${cursor}`
@@ -144,8 +157,7 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
         outageWaitMs = options.intervalMs;
       } catch (error) {
         // A restarting service or a rate limit is weathered; anything else (a revoked key, a bad cursor) ends the run.
-        const transient = error instanceof UnreachableError || (error instanceof ApiError && (error.status === 429 || error.status >= 500));
-        if (!transient) throw error;
+        if (!isTransient(error)) throw error;
         const message = error instanceof ApiError ? `${error.code}: ${error.message}` : (error as Error).message;
         if (options.json) output.out(JSON.stringify({ kind: 'stream_error', time: new Date().toISOString(), message, retry_in_ms: outageWaitMs }));
         else output.err(style.yellow(`${clock()}  reading the stream failed (${message}); trying again in ${outageWaitMs / 1000} s`));
@@ -195,7 +207,8 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
       output.out(style.red(`  failed: #${failure.sequence} ${failure.type} ${failure.event_id} (${failure.status ?? failure.error})`));
     }
     output.out(`Cursor: ${style.bold(cursor)}`);
-    output.out(style.dim(`Resume with: lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.events ? ` --events ${[...options.events].join(',')}` : ''}${options.secret ? ' --secret …' : ''}`));
+    // Runs as printed: the secret is the one kept for this URL.
+    output.out(style.dim(`Resume with: lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.events ? ` --events ${[...options.events].join(',')}` : ''}`));
   }
   if (fatal) throw fatal;
   return failures.length > 0 ? 1 : 0;

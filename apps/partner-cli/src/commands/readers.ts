@@ -1,7 +1,7 @@
 import { must, UsageError, type Api, type PartnerEvent } from '../api';
 import { sleep, InterruptedError } from '../forward';
 import { fields, json, table, type Output, type Styles } from '../output';
-import { MAX_PAGE, readPage } from '../stream';
+import { MAX_PAGE, readPage, refusedCursor } from '../stream';
 
 /**
  * The small readers: a table for people by default, `--json` (the response's `data`, or for
@@ -156,7 +156,9 @@ export async function tailEvents(api: Api, options: TailOptions, output: Output,
   let shown: { event: PartnerEvent; raw: string }[] = [];
   let hasMore = false;
   if (options.fromCursor !== undefined) {
-    const page = await readPage(api, cursor, options.limit);
+    const page = await readPage(api, cursor, options.limit).catch((error: unknown) => {
+      throw refusedCursor(error, '--from-cursor');
+    });
     shown = page.events;
     cursor = page.nextCursor;
     hasMore = page.hasMore;

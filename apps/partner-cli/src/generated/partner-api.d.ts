@@ -407,7 +407,7 @@ export interface paths {
         };
         /**
          * Read the event stream
-         * @description Your ordered event stream (per API client and environment). Start without a cursor, then pass `next_cursor` from each response; `next_cursor` is always present so you can poll from it later. Events carry a dense, increasing `sequence`: after any gap in webhook deliveries, replay from your last cursor and re-read results from the API, which is authoritative.
+         * @description Your ordered event stream (per API client and environment). Start without a cursor, then pass `next_cursor` from each response; `next_cursor` is always present so you can poll from it later. Events carry a dense, increasing `sequence`: after any gap in webhook deliveries, replay from your last cursor and re-read results from the API, which is authoritative. A cursor is bound to its stream (API client and environment; any key of them): another stream's cursor is 400 `invalid_request` with `details[].issue` `cursor_of_another_stream`, one past the end `cursor_ahead_of_stream`, an altered one `invalid_cursor`, a `seq:N` cursor from before cursors were bound `cursor_format_retired`.
          *
          *     Required scope: `events:read`.
          */
@@ -429,7 +429,7 @@ export interface paths {
         };
         /**
          * List synthetic order fixtures
-         * @description One request template for each ordering contract — `minimal`, `provider`, `patient` and `aoe` (ask-at-order-entry) — built from your granted sandbox tests and their requirements profiles. Each `body` is valid as it is for POST /v1/orders: its `external_order_id` is generated afresh on every listing (use your own unique value for each order you place), and its `external_subject_id` is a synthetic subject the sandbox registers for your API client when you list fixtures. A contract none of your granted tests exercises is listed with `available: false`, `body: null` and the reason. Patient and provider data in the templates are synthetic. A production key gets an empty list: fixtures exist only in the sandbox.
+         * @description One request template for each ordering contract — `minimal`, `provider`, `patient` and `aoe` (ask-at-order-entry) — built from your granted sandbox tests and their requirements profiles. Each `body` is valid as it is for POST /v1/orders: its `external_order_id` is generated afresh on every listing (use your own unique value for each order you place), and its `external_subject_id` is `sandbox-synthetic-subject-0001`, a synthetic subject registered in every API client's sandbox (listing writes nothing; in production it is an ordinary, unregistered id). A contract none of your granted tests exercises is listed with `available: false`, `body: null` and the reason. Patient and provider data in the templates are synthetic. A production key gets an empty list: fixtures exist only in the sandbox.
          */
         get: operations["sandbox-orderFixtures"];
         put?: never;
@@ -671,7 +671,7 @@ export interface webhooks {
         put?: never;
         /**
          * integration.action_required
-         * @description An exception the partner must act on was opened.
+         * @description An exception the partner must act on was opened; its `next_action` already names the partner's action (docs/lifecycle.md), and no separate order.updated is sent for that change.
          *
          *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
          */
@@ -939,7 +939,7 @@ export interface components {
          * @description What should happen next, and by whom.
          * @enum {string}
          */
-        NextAction: "wait_for_laboratory" | "collect_specimen" | "wait_for_results" | "recollect_specimen" | "read_results" | "none" | "resolve_exception";
+        NextAction: "wait_for_laboratory" | "collect_specimen" | "wait_for_results" | "recollect_specimen" | "read_results" | "none" | "resolve_exception" | "provide_information";
         /**
          * @description The precise state of an order. Each value fixes `lifecycle` and `next_action`.
          * @enum {string}
@@ -3648,6 +3648,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3719,6 +3721,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3790,6 +3794,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3861,6 +3867,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -3933,6 +3941,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -4009,6 +4019,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -4085,6 +4097,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -4161,6 +4175,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;
@@ -4237,6 +4253,8 @@ export interface operations {
                 "x-partner-delivery-id": string;
                 /** @description API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build. */
                 "x-partner-api-version": "v1";
+                /** @description `true` on a test delivery only (sent from the sandbox console or by the laboratory's administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery. */
+                "x-partner-test"?: "true";
             };
             path?: never;
             cookie?: never;

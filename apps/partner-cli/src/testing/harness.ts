@@ -123,8 +123,11 @@ export interface LopResult {
   stderr: string;
 }
 
+/** A config folder of this test file's own: `lop` keeps signing secrets there, never in the real home. */
+export const TEST_CONFIG_HOME = mkdtempSync(join(tmpdir(), 'lop-cli-config-'));
+
 function lopEnv(service: TestService, env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const base: NodeJS.ProcessEnv = { ...process.env, LOP_BASE_URL: service.baseUrl, LOP_API_KEY: service.demo.sandbox_key, NO_COLOR: '1' };
+  const base: NodeJS.ProcessEnv = { ...process.env, LOP_BASE_URL: service.baseUrl, LOP_API_KEY: service.demo.sandbox_key, NO_COLOR: '1', XDG_CONFIG_HOME: TEST_CONFIG_HOME };
   delete base.FORCE_COLOR;
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete base[name];

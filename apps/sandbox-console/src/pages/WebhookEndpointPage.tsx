@@ -36,6 +36,9 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
   const [since, setSince] = useState(() => localInput(Date.now() - 86_400_000));
   const sinceId = useId();
   const testCall = useLatestCall('console.webhooks.sendTest');
+  // The test event's type: an event envelope of it, flagged x-partner-test (docs/webhooks.md).
+  const [testType, setTestType] = useState<EventType>('order.created');
+  const testTypeId = useId();
 
   const refresh = () => {
     void queryClient.invalidateQueries(trpc.console.webhooks.pathFilter());
@@ -105,7 +108,17 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
       <article className="card" aria-labelledby="endpoint-actions-title">
         <h2 id="endpoint-actions-title">Endpoint</h2>
         <div className="row">
-          <button type="button" className="button" onClick={() => sendTest.mutate(id)} disabled={!active || sendTest.isPending}>
+          <label htmlFor={testTypeId} className="muted">
+            Test event type
+          </label>
+          <select id={testTypeId} value={testType} onChange={(e) => setTestType(e.target.value as EventType)} disabled={!active}>
+            {EVENT_TYPES.map((type) => (
+              <option key={type} value={type}>
+                {type}
+              </option>
+            ))}
+          </select>
+          <button type="button" className="button" onClick={() => sendTest.mutate({ ...id, event_type: testType })} disabled={!active || sendTest.isPending}>
             {sendTest.isPending ? 'Sending…' : 'Send test event'}
           </button>
           <button

@@ -3,7 +3,7 @@ import { EVENT_TYPES, eventSchema, type EventType, type PartnerEvent } from '../
 import { ENUM_DOCUMENTATION } from '../openapi/enum-descriptions';
 import { classifyStatus, RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '../webhooks/retry-policy';
 import { EVENT_PAYLOAD_VERSION, PARTNER_API_VERSION } from '../versions';
-import { deliveryHeaders, SIGNATURE_TOLERANCE_SECONDS } from '../webhooks/signature';
+import { deliveryHeaders, SIGNATURE_TOLERANCE_SECONDS, TEST_DELIVERY_HEADER } from '../webhooks/signature';
 
 export const ASYNCAPI_PATH = '/api/public/partner-asyncapi';
 
@@ -22,6 +22,11 @@ export const HEADER_DESCRIPTIONS: Record<string, { description: string; schema?:
   },
   'x-partner-event-id': { description: 'The event identifier (`event_id`); deduplicate on it.' },
   'x-partner-delivery-id': { description: 'Identifier of this delivery attempt; ignore one you already processed.' },
+  [TEST_DELIVERY_HEADER]: {
+    description:
+      '`true` on a test delivery only (sent from the sandbox console or by the laboratory\'s administrators): an event envelope of the chosen type whose event is in no stream (`sequence` 0, `external_order_id` `test-delivery`). Absent on every real delivery.',
+    schema: { const: 'true' },
+  },
   'x-partner-api-version': {
     description: 'API version of the payload: `v1`, the same as the `/v1` path and the OpenAPI `info.version`. Not the event `version` (the payload schema version, an integer) nor the service build.',
     schema: { const: PARTNER_API_VERSION },
@@ -38,7 +43,7 @@ function deliveryHeadersSchema(): Json {
     type: 'object',
     description: 'HTTP headers of every event delivery (a POST to the subscribed HTTPS endpoint).',
     properties: Object.fromEntries(
-      names.map((name) => {
+      [...names, TEST_DELIVERY_HEADER].map((name) => {
         const known = HEADER_DESCRIPTIONS[name] ?? { description: name };
         return [name, { type: 'string', description: known.description, ...known.schema }];
       }),

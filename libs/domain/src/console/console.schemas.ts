@@ -166,6 +166,7 @@ export const consoleWebhookDeliverySchema = z.object({
   event_id: z.uuid().nullable(),
   event_type: eventTypeSchema.nullable(),
   replay_of: z.uuid().nullable(),
+  replayed_by: z.array(z.uuid()).meta({ description: 'The replays of this delivery, oldest first: where a dead letter went next.' }),
   state: z.string().meta({ description: 'pending, delivered, dead_lettered, cancelled; a test delivery is delivered or failed.' }),
   failure_reason: z.string().nullable(),
   attempts_made: z.number().int(),

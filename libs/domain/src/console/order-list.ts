@@ -3,7 +3,9 @@ import { catalogItems, orders, programs, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
 import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail } from '../orders/lifecycle';
+import { actionRequiredCodes } from '../exceptions/resolution';
 import { specimensOf, toOrderResource } from '../orders/order-resource';
+import { orderProgramGranted } from '../programs/programs';
 import type { ConsoleOrderPage } from './console.schemas';
 
 /**
@@ -51,6 +53,7 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: Con
     eq(orders.laboratoryId, caller.laboratoryId),
     eq(orders.clientId, caller.clientId),
     eq(orders.environment, caller.environment),
+    orderProgramGranted(),
     input.external_order_id ? ilike(orders.externalOrderId, `%${escapeLike(input.external_order_id)}%`) : undefined,
     input.lifecycle ? inArray(orders.lifecycleDetail, detailsOf(input.lifecycle)) : undefined,
   );
@@ -85,10 +88,14 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: Con
     db,
     page.map((r) => r.order.id),
   );
+  const partnerExceptions = await actionRequiredCodes(
+    db,
+    page.map((r) => r.order.id),
+  );
   const hasMore = rows.length > limit;
   return {
     orders: page.map((r) => ({
-      ...toOrderResource(r.order, specimens.get(r.order.id)!),
+      ...toOrderResource(r.order, specimens.get(r.order.id)!, partnerExceptions.get(r.order.id) ?? null),
       program_name: r.programName,
       item_name: r.itemName,
       item_code: r.itemCode,

@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { orders, sandboxScenarioProgress, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { notFound } from '../http/errors';
+import { orderProgramGranted } from '../programs/programs';
 import type { LifecycleDetail } from '../orders/lifecycle';
 import { SCENARIOS } from '../sandbox/scenarios';
 import { scenarioRefusal } from '../sandbox/simulate';
@@ -17,7 +18,7 @@ export async function orderScenarioProgress(db: Database, caller: Caller, orderI
   const [order] = await db
     .select({ id: orders.id, detail: orders.lifecycleDetail })
     .from(orders)
-    .where(and(eq(orders.id, orderId), eq(orders.laboratoryId, caller.laboratoryId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment)));
+    .where(and(eq(orders.id, orderId), eq(orders.laboratoryId, caller.laboratoryId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment), orderProgramGranted()));
   if (!order) throw notFound('order');
   const current = order.detail as LifecycleDetail;
   const progress = await db.select().from(sandboxScenarioProgress).where(eq(sandboxScenarioProgress.orderId, order.id));

@@ -131,10 +131,15 @@ describe('sandbox webhook self-service (console)', () => {
     const { order } = await newOrder(db);
     const api = callerFor(await keyFor(order));
     const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
-    const test = (await api.sendTest({ subscription_id: endpoint.subscription_id })).data;
+    const test = (await api.sendTest({ subscription_id: endpoint.subscription_id, event_type: 'result.final' })).data;
     expect(test).toMatchObject({ kind: 'test', state: 'delivered', event_id: null, attempts: [{ attempt: 1, response: { status: 204 }, request: { method: 'POST', url: receiverUrl } }] });
-    expect(test.attempts[0].request!.headers['x-partner-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
-    expect(JSON.parse(test.attempts[0].request!.body!)).toMatchObject({ test: true, subscription_id: endpoint.subscription_id });
+    const headers = test.attempts[0].request!.headers;
+    expect(headers['x-partner-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+    // An event envelope of the type asked for, flagged as a test; its ids agree with its headers.
+    const body = JSON.parse(test.attempts[0].request!.body!);
+    expect(body).toMatchObject({ type: 'result.final', sequence: 0, data: { external_order_id: 'test-delivery', client_id: order.clientId } });
+    expect(headers).toMatchObject({ 'x-partner-test': 'true', 'x-partner-event-id': body.event_id, 'x-partner-delivery-id': test.attempts[0].attempt_id });
+    await expect(api.sendTest({ subscription_id: endpoint.subscription_id, event_type: 'order.shipped' as never })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
     const log = (await api.deliveries({ subscription_id: endpoint.subscription_id })).data;
     expect(log.deliveries.map((d) => d.delivery_id)).toEqual([test.delivery_id]);
   });

@@ -5,7 +5,7 @@ import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import { replayDelivery, replaysOf, sendTestDelivery } from '../webhooks/deliveries';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
 import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
@@ -173,16 +173,27 @@ export async function disableWebhookEndpoint(db: Database, caller: Caller, subsc
 }
 
 /** Sends a signed test delivery now, from the API process, under the same destination guard. */
-export async function sendWebhookTest(db: Database, protector: DataProtector, caller: Caller, subscriptionId: string, settings: WebhookSelfServiceSettings): Promise<ConsoleWebhookDelivery> {
+export async function sendWebhookTest(
+  db: Database,
+  protector: DataProtector,
+  caller: Caller,
+  subscriptionId: string,
+  settings: WebhookSelfServiceSettings,
+  eventType?: EventType,
+): Promise<ConsoleWebhookDelivery> {
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
-  const sent = await sendTestDelivery(db, protector, row.id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination }).catch((error: unknown) => asPartnerError(error));
+  const sent = await sendTestDelivery(db, protector, row.id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination }, { type: eventType }).catch((error: unknown) => asPartnerError(error));
   return getWebhookDelivery(db, caller, sent.delivery_id);
 }
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; url: string; eventType: string | null }[]): Promise<ConsoleWebhookDelivery[]> {
+  const replays = await replaysOf(
+    db,
+    rows.map((r) => r.delivery.id),
+  );
   const attempts =
     rows.length === 0
       ? []
@@ -203,6 +214,7 @@ async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; u
     event_id: d.eventId,
     event_type: eventType as EventType | null,
     replay_of: d.replayOf,
+    replayed_by: replays.get(d.id) ?? [],
     state: d.state,
     failure_reason: d.failureReason,
     attempts_made: d.attemptsMade,

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { apiClients, apiKeys, laboratories, programGrants, programs, type Database, type Transaction } from '@lop/db';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
 import type { Environment, Scope } from '../auth/scopes';
@@ -48,6 +48,37 @@ export async function grantPrograms(db: Database, input: { clientId: string; env
       .onConflictDoNothing();
   }
   return { client_id: client.id, environment: input.environment, granted: candidates.map((p) => ({ program_id: p.id, name: p.name })) };
+}
+
+/**
+ * Withdraws programs from an API client in one environment: from then on the programs, and their
+ * orders, results, reports and retrieval paths, are 404 for the client's keys on both doors
+ * (programs.ts, orderProgramGranted). Nothing else is deleted: granting again restores them.
+ * Revoking what is not granted is harmless.
+ */
+export async function revokeProgramGrants(db: Database, input: { clientId: string; environment: Environment; programId?: string; all?: boolean }) {
+  const client = await getClient(db, input.clientId);
+  if (!input.all && !input.programId) throw new ControlPlaneError('name a program (--program <id>) or --all');
+  const revoked = await db
+    .delete(programGrants)
+    .where(and(eq(programGrants.clientId, client.id), eq(programGrants.environment, input.environment), ...(input.all ? [] : [eq(programGrants.programId, input.programId!)])))
+    .returning({ programId: programGrants.programId });
+  const names = revoked.length
+    ? await db
+        .select({ id: programs.id, name: programs.name })
+        .from(programs)
+        .where(
+          inArray(
+            programs.id,
+            revoked.map((r) => r.programId),
+          ),
+        )
+    : [];
+  return {
+    client_id: client.id,
+    environment: input.environment,
+    revoked: names.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id)).map((p) => ({ program_id: p.id, name: p.name })),
+  };
 }
 
 /**

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
+import { actionRequiredCodes } from '../exceptions/resolution';
+import { partnerActionFor } from '../orders/lifecycle';
 import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION } from '../versions';
 import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
@@ -24,8 +26,9 @@ export interface Stream {
  * writer waits for this transaction, so no reader can see sequence n+1 before n. Call it last in
  * the transaction to keep that lock short.
  */
-export async function appendEvents(tx: Transaction, stream: Stream, drafts: EventDraft[]): Promise<PartnerEvent[]> {
-  if (drafts.length === 0) return [];
+export async function appendEvents(tx: Transaction, stream: Stream, given: EventDraft[]): Promise<PartnerEvent[]> {
+  if (given.length === 0) return [];
+  const drafts = await withPartnerActions(tx, given);
   // postgres.js directly, on the transaction's connection: these run with every order change,
   // and its statements stay prepared per connection (no query building, no re-planning).
   const client = sqlOf(tx);
@@ -65,6 +68,23 @@ export async function appendEvents(tx: Transaction, stream: Stream, drafts: Even
   // Same transaction: webhook deliveries (and their pg-boss jobs) commit with the events or not at all.
   await enqueueWebhookDeliveries(tx, stream, appended);
   return appended;
+}
+
+/**
+ * Every event that states an order's next_action states it as GET order does at commit: while
+ * the partner owns an open exception of the order, the action that exception asks (lifecycle.ts,
+ * nextActionOf) — whichever code built the draft. A new order has no exceptions: its
+ * order.created needs no look-up.
+ */
+async function withPartnerActions(tx: Transaction, drafts: EventDraft[]): Promise<EventDraft[]> {
+  const orderIds = [...new Set(drafts.filter((d) => d.type !== 'order.created' && d.orderId && d.data.next_action !== undefined).map((d) => d.orderId!))];
+  if (orderIds.length === 0) return drafts;
+  const open = await actionRequiredCodes(tx, orderIds);
+  if (open.size === 0) return drafts;
+  return drafts.map((draft) => {
+    const category = draft.orderId && draft.data.next_action !== undefined ? open.get(draft.orderId) : undefined;
+    return category ? { ...draft, data: { ...draft.data, next_action: partnerActionFor(category) } } : draft;
+  });
 }
 
 /**

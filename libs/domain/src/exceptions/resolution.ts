@@ -1,5 +1,5 @@
-import { and, desc, eq } from 'drizzle-orm';
-import { orderExceptions, type Transaction } from '@lop/db';
+import { and, desc, eq, inArray } from 'drizzle-orm';
+import { orderExceptions, type Database, type Transaction } from '@lop/db';
 import type { ExceptionCategory } from './exceptions.schemas';
 
 /** Which open exceptions of an order a change settles, and the resolution operators will read. */
@@ -39,7 +39,7 @@ export async function settleOpenExceptions(tx: Transaction, orderId: string, set
  * The partner's action-required state as events state it in `action_required_code`: the category
  * of the newest exception the partner still has to act on, or `none`.
  */
-export async function actionRequiredCode(tx: Transaction, orderId: string): Promise<string> {
+export async function actionRequiredCode(tx: Pick<Database, 'select'>, orderId: string): Promise<string> {
   const [row] = await tx
     .select({ category: orderExceptions.category })
     .from(orderExceptions)
@@ -47,4 +47,15 @@ export async function actionRequiredCode(tx: Transaction, orderId: string): Prom
     .orderBy(desc(orderExceptions.openedAt), desc(orderExceptions.id))
     .limit(1);
   return row?.category ?? 'none';
+}
+
+/** actionRequiredCode of several orders at once; an order with nothing to act on is absent. */
+export async function actionRequiredCodes(db: Pick<Database, 'selectDistinctOn'>, orderIds: string[]): Promise<Map<string, string>> {
+  if (orderIds.length === 0) return new Map();
+  const rows = await db
+    .selectDistinctOn([orderExceptions.orderId], { orderId: orderExceptions.orderId, category: orderExceptions.category })
+    .from(orderExceptions)
+    .where(and(inArray(orderExceptions.orderId, orderIds), eq(orderExceptions.status, 'open'), eq(orderExceptions.ownerRole, 'partner')))
+    .orderBy(orderExceptions.orderId, desc(orderExceptions.openedAt), desc(orderExceptions.id));
+  return new Map(rows.map((row) => [row.orderId, row.category]));
 }

@@ -1,5 +1,15 @@
+import { z } from 'zod';
 import type { $ZodIssue } from 'zod/v4/core';
 import type { ErrorDetail } from './errors';
+
+/**
+ * What Zod says, in every schema of the process, about a value that is absent. Only the error map
+ * sees the input: an absent enum, literal or union member would otherwise be `invalid_value` or
+ * `invalid_union` like a wrong one, where the partner must read `required`. A schema's own error
+ * message still wins over this one.
+ */
+const REQUIRED_MESSAGE = 'This field is required.';
+z.config({ customError: (issue) => (issue.input === undefined ? REQUIRED_MESSAGE : undefined) });
 
 /** Turns Zod issues into the stable `{field, issue}` details of the error envelope. */
 export function detailsFromZodIssues(issues: readonly $ZodIssue[]): ErrorDetail[] {
@@ -18,6 +28,7 @@ export function detailsFromZodIssues(issues: readonly $ZodIssue[]): ErrorDetail[
 }
 
 function issueName(issue: $ZodIssue): string {
+  if (issue.message === REQUIRED_MESSAGE) return 'required';
   switch (issue.code) {
     case 'invalid_type':
       return /received undefined/.test(issue.message) ? 'required' : 'invalid_type';

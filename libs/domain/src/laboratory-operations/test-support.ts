@@ -9,6 +9,7 @@ import {
   laboratories,
   orderExceptions,
   orders,
+  programGrants,
   programs,
   resultVersions,
   specimens,
@@ -44,7 +45,7 @@ export interface OrderFixture {
   performingLaboratory: string;
 }
 
-/** A fresh laboratory, client, program and test, and one order of it in state `received`. */
+/** A fresh laboratory, client, program (granted to the client, as ordering requires) and test, and one order of it in state `received`. */
 export async function newOrder(db: Database, environment: Environment = 'sandbox'): Promise<OrderFixture> {
   const [lab] = await db.insert(laboratories).values({ displayName: unique('Lab'), legalName: 'Lab, Inc.', operatingName: 'Lab' }).returning();
   const [client] = await db.insert(apiClients).values({ laboratoryId: lab.id, name: unique('Client') }).returning();
@@ -52,6 +53,7 @@ export async function newOrder(db: Database, environment: Environment = 'sandbox
     .insert(programs)
     .values({ laboratoryId: lab.id, environment, name: unique('Program'), currency: 'USD', jurisdiction: 'US' })
     .returning();
+  await db.insert(programGrants).values({ clientId: client.id, programId: program.id, environment });
   const [item] = await db
     .insert(catalogItems)
     .values({

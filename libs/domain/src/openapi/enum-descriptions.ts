@@ -37,7 +37,7 @@ const EVENT_TYPE_MEANINGS: Record<(typeof EVENT_TYPES)[number], string> = {
   'result.final': 'A final result version was released; it belongs to the same lineage as earlier partial versions.',
   'result.corrected': 'A corrected or amended version superseded an earlier one, which stays retrievable.',
   'result.critical': 'A released version is flagged critical: an escalation signal only; read the result from the API.',
-  'integration.action_required': 'An exception the partner must act on was opened.',
+  'integration.action_required': 'An exception the partner must act on was opened; its `next_action` already names the partner\'s action (docs/lifecycle.md), and no separate order.updated is sent for that change.',
 };
 
 export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
@@ -67,6 +67,7 @@ export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
       read_results: 'Released results are available.',
       none: 'The order is closed.',
       resolve_exception: 'Read the order exceptions and act on them; a rejected order is closed by cancelling it.',
+      provide_information: 'The laboratory needs information about the order (an open order_information_required exception): read the order exceptions and supply it.',
     },
   },
   LifecycleDetail: { description: 'The precise state of an order. Each value fixes `lifecycle` and `next_action`.', values: lifecycleDetailValues },

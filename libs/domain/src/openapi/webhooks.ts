@@ -1,6 +1,6 @@
 import { deliveryHeaderNames, HEADER_DESCRIPTIONS, retryText, sampleEvent } from '../asyncapi/document';
 import { EVENT_TYPES } from '../events/events.schemas';
-import { SIGNATURE_TOLERANCE_SECONDS } from '../webhooks/signature';
+import { SIGNATURE_TOLERANCE_SECONDS, TEST_DELIVERY_HEADER } from '../webhooks/signature';
 import { ENUM_DOCUMENTATION } from './enum-descriptions';
 
 type Json = Record<string, any>;
@@ -16,9 +16,11 @@ export const WEBHOOKS_TAG = {
  * appears in the API reference next to the routes.
  */
 export function openApiWebhooks(): Json {
-  const headers = deliveryHeaderNames().map((name) => {
+  const required = deliveryHeaderNames();
+  // The test mark is documented beside the headers every delivery carries, as optional.
+  const headers = [...required, TEST_DELIVERY_HEADER].map((name) => {
     const known = HEADER_DESCRIPTIONS[name] ?? { description: name };
-    return { name, in: 'header', required: true, description: known.description, schema: { type: 'string', ...known.schema } };
+    return { name, in: 'header', required: required.includes(name), description: known.description, schema: { type: 'string', ...known.schema } };
   });
   return Object.fromEntries(
     EVENT_TYPES.map((type, index) => [

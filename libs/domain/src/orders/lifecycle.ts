@@ -34,7 +34,7 @@ const DETAIL_VALUES = Object.keys(LIFECYCLE_DETAILS) as [LifecycleDetail, ...Lif
 export const lifecycleDetailSchema = z.enum(DETAIL_VALUES).meta({ id: 'LifecycleDetail', description: 'The precise state of the order.' });
 export const lifecycleSchema = z.enum(['pending', 'active', 'resulted', 'completed', 'cancelled', 'failed']).meta({ id: 'Lifecycle' });
 export const nextActionSchema = z
-  .enum(['wait_for_laboratory', 'collect_specimen', 'wait_for_results', 'recollect_specimen', 'read_results', 'none', 'resolve_exception'])
+  .enum(['wait_for_laboratory', 'collect_specimen', 'wait_for_results', 'recollect_specimen', 'read_results', 'none', 'resolve_exception', 'provide_information'])
   .meta({ id: 'NextAction', description: 'What should happen next, and by whom.' });
 export type Lifecycle = z.infer<typeof lifecycleSchema>;
 export type NextAction = z.infer<typeof nextActionSchema>;
@@ -116,7 +116,30 @@ export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail): 'orde
   return before.lifecycle !== after.lifecycle || before.next_action !== after.next_action ? 'order.updated' : null;
 }
 
-export function describeState(detail: LifecycleDetail): { lifecycle: Lifecycle; next_action: NextAction; lifecycle_detail: LifecycleDetail } {
-  const { lifecycle, next_action } = LIFECYCLE_DETAILS[detail];
-  return { lifecycle, next_action, lifecycle_detail: detail };
+/**
+ * What an open exception the partner owns asks of them, by category. While one is open the
+ * order's next_action is this rather than its state's (which would say "wait" while the partner
+ * is the one holding the order up); the newest open one decides, as for action_required_code.
+ * A category not listed (an operator may hand a laboratory category to the partner) asks
+ * `resolve_exception`.
+ */
+export const PARTNER_EXCEPTION_ACTIONS: Readonly<Record<string, NextAction>> = {
+  order_information_required: 'provide_information',
+  specimen_rejected: 'recollect_specimen',
+  order_rejected: 'resolve_exception',
+};
+
+/**
+ * The order's next_action: its state's, unless the partner owns an open exception.
+ * `partnerException` is the category of the newest one (actionRequiredCode), or null / `none`.
+ */
+export function nextActionOf(detail: LifecycleDetail, partnerException: string | null = null): NextAction {
+  if (partnerException === null || partnerException === 'none') return LIFECYCLE_DETAILS[detail].next_action;
+  return partnerActionFor(partnerException);
+}
+
+export const partnerActionFor = (category: string): NextAction => PARTNER_EXCEPTION_ACTIONS[category] ?? 'resolve_exception';
+
+export function describeState(detail: LifecycleDetail, partnerException: string | null = null): { lifecycle: Lifecycle; next_action: NextAction; lifecycle_detail: LifecycleDetail } {
+  return { lifecycle: LIFECYCLE_DETAILS[detail].lifecycle, next_action: nextActionOf(detail, partnerException), lifecycle_detail: detail };
 }

@@ -1,5 +1,6 @@
 import { asc, inArray } from 'drizzle-orm';
 import { specimens, type Database, type orders } from '@lop/db';
+import { actionRequiredCode } from '../exceptions/resolution';
 import { describeState, type LifecycleDetail } from './lifecycle';
 import type { Order } from './orders.schemas';
 
@@ -8,8 +9,12 @@ export type SpecimenRow = typeof specimens.$inferSelect;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** The partner-facing Order. Built from columns that hold no personal data. */
-export function toOrderResource(order: OrderRow, specimenRows: SpecimenRow[]): Order {
+/**
+ * The partner-facing Order. Built from columns that hold no personal data. `partnerException` is
+ * the category of the newest open exception the partner owns (actionRequiredCode), which
+ * next_action names when there is one (lifecycle.ts, nextActionOf).
+ */
+export function toOrderResource(order: OrderRow, specimenRows: SpecimenRow[], partnerException: string | null): Order {
   return {
     order_id: order.id,
     external_order_id: order.externalOrderId,
@@ -17,7 +22,7 @@ export function toOrderResource(order: OrderRow, specimenRows: SpecimenRow[]): O
     item_id: order.itemId,
     external_subject_id: order.externalSubjectId,
     environment: order.environment,
-    ...describeState(order.lifecycleDetail as LifecycleDetail),
+    ...describeState(order.lifecycleDetail as LifecycleDetail, partnerException),
     requisition: {
       state: order.requisitionState as Order['requisition']['state'],
       requisition_id: order.requisitionId,
@@ -66,5 +71,5 @@ export async function specimensOf(db: Reader, orderIds: string[]): Promise<Map<s
 }
 
 export async function orderResource(db: Reader, order: OrderRow): Promise<Order> {
-  return toOrderResource(order, (await specimensOf(db, [order.id])).get(order.id)!);
+  return toOrderResource(order, (await specimensOf(db, [order.id])).get(order.id)!, await actionRequiredCode(db, order.id));
 }

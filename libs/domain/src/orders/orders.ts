@@ -1,10 +1,10 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
+import { orderExceptions, orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
 import { appendEvents } from '../events/append';
 import { conflict, notFound, PartnerError, type ErrorDetail } from '../http/errors';
-import { getGrantedProgram } from '../programs/programs';
+import { getGrantedProgram, orderProgramGranted } from '../programs/programs';
 import { checkOrderAgainstRequirements } from '../requirements/order-check';
 import { resolveRequirements } from '../requirements/requirements';
 import type { DataProtector } from '../security/protector';
@@ -95,18 +95,21 @@ export async function createOrder(tx: Transaction, protector: DataProtector, cal
   });
   if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
   // A new order has no specimens yet (laboratory operations add them later): no query needed.
-  const resource = toOrderResource(order, []);
+  // A new order has no exceptions yet.
+  const resource = toOrderResource(order, [], null);
   // Last: appending takes the stream's counter lock, held until commit (see appendEvents).
   await appendEvents(tx, { clientId: caller.clientId, environment: caller.environment }, [orderEvent(order, 'order.created', now)]);
   return resource;
 }
 
-/** The caller's order, or 404: other clients' and other environments' orders do not exist for it. */
+/** The caller's order, or 404: other clients', other environments' and ungranted programs' orders do not exist for it. */
 export async function findOrderForCaller(db: Pick<Database, 'select'>, caller: Caller, orderId: string): Promise<OrderRow> {
   const [order] = await db
     .select()
     .from(orders)
-    .where(and(eq(orders.id, orderId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment), eq(orders.laboratoryId, caller.laboratoryId)));
+    .where(
+      and(eq(orders.id, orderId), eq(orders.clientId, caller.clientId), eq(orders.environment, caller.environment), eq(orders.laboratoryId, caller.laboratoryId), orderProgramGranted()),
+    );
   if (!order) throw notFound('order');
   return order;
 }
@@ -154,6 +157,10 @@ const orderWithSpecimens = preparedStatement((db) =>
       order: orders,
       // Spelled out: inside a selection drizzle renders ${orders.id} unqualified, which here would mean s.id.
       specimens: sql<SpecimenJson[]>`(select coalesce(json_agg(s order by s.created_at, s.id), '[]'::json) from ${specimens} s where s.order_id = "orders"."id")`,
+      // actionRequiredCode in the same round trip: next_action names the partner's open exception.
+      partnerException: sql<
+        string | null
+      >`(select e.category from ${orderExceptions} e where e.order_id = "orders"."id" and e.status = 'open' and e.owner_role = 'partner' order by e.opened_at desc, e.id desc limit 1)`,
     })
     .from(orders)
     .where(
@@ -162,6 +169,7 @@ const orderWithSpecimens = preparedStatement((db) =>
         eq(orders.clientId, sql.placeholder('clientId')),
         eq(orders.environment, sql.placeholder('environment')),
         eq(orders.laboratoryId, sql.placeholder('laboratoryId')),
+        orderProgramGranted(),
       ),
     )
     .prepare('partner_get_order'),
@@ -170,14 +178,14 @@ const orderWithSpecimens = preparedStatement((db) =>
 export async function getOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
   const [row] = await orderWithSpecimens(db).execute({ orderId, clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
   if (!row) throw notFound('order');
-  return toOrderResource(row.order, row.specimens.map(specimenFromJson));
+  return toOrderResource(row.order, row.specimens.map(specimenFromJson), row.partnerException);
 }
 
 /** Partner cancel: allowed where the transition table allows it (lifecycle.ts, cancel_by_partner); otherwise 409 and nothing changes. */
 export async function cancelOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
   return db.transaction(async (tx) => {
-    const order = await lockOrder(tx, orderId, { clientId: caller.clientId, environment: caller.environment });
-    if (!order || order.laboratoryId !== caller.laboratoryId) throw notFound('order');
+    const order = await lockOrder(tx, orderId, { clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
+    if (!order) throw notFound('order');
     try {
       const updated = await changeOrderState(tx, order, 'cancel_by_partner', { patch: { requisitionState: order.requisitionState === 'issued' ? 'cancelled' : order.requisitionState } });
       return orderResource(tx, updated);

@@ -4,15 +4,27 @@ import { appendEvents, type EventDraft } from '../events/append';
 import type { EventData } from '../events/events.schemas';
 import { settleOpenExceptions, type ExceptionSettlement } from '../exceptions/resolution';
 import { LIFECYCLE_DETAILS, nextState, orderEventFor, type LifecycleDetail, type Transition } from './lifecycle';
+import { orderProgramGranted } from '../programs/programs';
 import { actionRequiredData, orderEventData } from './order-events';
 import type { OrderRow } from './order-resource';
 
-/** Locks the order row for the rest of the transaction, so two changes never interleave. */
-export async function lockOrder(tx: Transaction, orderId: string, scope?: { clientId: string; environment: string }): Promise<OrderRow | null> {
+/**
+ * Locks the order row for the rest of the transaction, so two changes never interleave. With a
+ * caller's scope, only an order the caller may see: its laboratory, client and environment, and
+ * a program still granted (programs.ts, orderProgramGranted).
+ */
+export async function lockOrder(tx: Transaction, orderId: string, scope?: { clientId: string; environment: string; laboratoryId: string }): Promise<OrderRow | null> {
   const [row] = await tx
     .select()
     .from(orders)
-    .where(and(eq(orders.id, orderId), ...(scope ? [eq(orders.clientId, scope.clientId), sql`${orders.environment} = ${scope.environment}`] : [])))
+    .where(
+      and(
+        eq(orders.id, orderId),
+        ...(scope
+          ? [eq(orders.clientId, scope.clientId), sql`${orders.environment} = ${scope.environment}`, eq(orders.laboratoryId, scope.laboratoryId), orderProgramGranted()]
+          : []),
+      ),
+    )
     .for('update');
   return row ?? null;
 }

@@ -30,6 +30,16 @@ export async function getGrantedProgram(db: Executor, caller: Caller, programId:
   return row.program;
 }
 
+/**
+ * The condition every read of an order on the caller's behalf adds (orders, results, reports,
+ * retrievals, cancel, simulate, the console's list): the order's program is still granted to the
+ * order's client in its environment. The spec's read rule names the program; a withdrawn grant
+ * (`admin programs revoke`) makes the program's orders 404 like an ungranted program's, and
+ * granting again brings them back. Written against "orders" by name, for queries on that table.
+ */
+export const orderProgramGranted = (): SQL =>
+  sql`exists (select 1 from ${programGrants} pg where pg.client_id = "orders"."client_id" and pg.program_id = "orders"."program_id" and pg.environment = "orders"."environment")`;
+
 export function toProgram(row: ProgramRow): Program {
   return { program_id: row.id, name: row.name, status: row.status, currency: row.currency, environment: row.environment };
 }

@@ -8,11 +8,11 @@ import type { ProgramRow } from '../programs/programs';
 import { checkOrderAgainstRequirements } from '../requirements/order-check';
 import { resolveRequirements, type ResolvedRequirements } from '../requirements/requirements';
 import type { AoeQuestion, RequirementsProfile } from '../requirements/requirements.schemas';
-import { linkSubject } from '../subjects/subjects';
+import { SANDBOX_SUBJECT_ID } from '../subjects/subjects';
 import { FIXTURE_CONTRACTS, type FixtureContract, type OrderFixture } from './sandbox.schemas';
 
-/** The synthetic subject every fixture orders for; registered for each client's sandbox when fixtures are listed. */
-export const SANDBOX_SUBJECT_ID = 'sandbox-synthetic-subject-0001';
+// The synthetic subject every fixture orders for: built into every client's sandbox (subjects.ts).
+export { SANDBOX_SUBJECT_ID };
 
 /** A stable, obviously synthetic provider (the NPI has a valid check digit but belongs to no one we know of). */
 const SANDBOX_PROVIDER = { provider_reference: '5a4d6b1e-0c3f-4e7a-9b2d-1f0e8c7a6b5d', name: 'Dr. Sandbox Provider', npi: '1234567893' };
@@ -165,10 +165,10 @@ const UNAVAILABLE: Record<FixtureContract, string> = {
  * GET /v1/sandbox/order-fixtures: one request template per ordering contract, built from the
  * calling client's granted sandbox tests and their requirements profiles. A production key gets
  * an empty list: fixtures would create real orders there, and nothing synthetic exists in production.
+ * It reads only: the fixtures' subject is built into the sandbox (SANDBOX_SUBJECT_ID), not registered here.
  */
 export async function listOrderFixtures(db: Database, caller: Caller): Promise<OrderFixture[]> {
   if (caller.environment !== 'sandbox') return [];
-  await linkSubject(db, caller, SANDBOX_SUBJECT_ID);
 
   const candidates: Candidate[] = [];
   const complete = () => FIXTURE_CONTRACTS.every((contract) => pick(candidates, contract)?.contracts.size === (contract === 'minimal' ? 0 : 1));

@@ -4,6 +4,7 @@ import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import { LaboratoryOperationError } from '../laboratory-operations/operation';
+import { actionRequiredCode } from '../exceptions/resolution';
 import { describeState, IllegalTransitionError, type LifecycleDetail } from '../orders/lifecycle';
 import { lockOrder } from '../orders/state-change';
 import type { SimulationResult } from './sandbox.schemas';
@@ -53,8 +54,8 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
   if (!plan) throw new PartnerError('invalid_request', `No scenario named ${input.scenario}.`, { details: [{ field: 'scenario', issue: 'invalid_value' }] });
 
   return db.transaction(async (tx) => {
-    const order = await lockOrder(tx, input.orderId, { clientId: caller.clientId, environment: caller.environment });
-    if (!order || order.laboratoryId !== caller.laboratoryId) throw notFound('order');
+    const order = await lockOrder(tx, input.orderId, { clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
+    if (!order) throw notFound('order');
     if (!order.synthetic) throw notAllowed('order_not_synthetic', 'Only synthetic orders can be simulated.');
 
     const progressKey = and(eq(sandboxScenarioProgress.orderId, order.id), eq(sandboxScenarioProgress.scenario, plan.scenario));
@@ -96,7 +97,7 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
       steps_completed: done + count,
       steps_remaining: plan.planned.length - done - count,
       applied_steps: applied,
-      ...describeState(current.detail as LifecycleDetail),
+      ...describeState(current.detail as LifecycleDetail, await actionRequiredCode(tx, order.id)),
     };
   });
 }

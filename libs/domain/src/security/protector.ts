@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -7,15 +7,32 @@ const VERSION = 'v1';
 /**
  * Encrypts personal data at rest with AES-256-GCM. The stored text is
  * `v1.<iv>.<tag>.<ciphertext>` (base64url): authenticated, so tampering is detected.
+ * Also authenticates the few tokens the service hands out and must recognise later (event
+ * cursors), with a subkey per purpose. The master key is configured or kept in the data folder,
+ * so both survive restarts and agree across replicas.
  */
 export class DataProtector {
   private readonly encryptionKey: Buffer;
+  private readonly masterKey: Buffer;
+  private readonly digestKeys = new Map<string, Buffer>();
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('the encryption key must be 32 bytes (base64 of 32 random bytes)');
-    // A derived subkey, so the master key could later serve another purpose without key reuse.
-    // Nothing is signed with it: report retrieval is authorized by a server-side record (results/reports.ts).
-    this.encryptionKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'partner-service/encryption', 32));
+    this.masterKey = Buffer.from(masterKey);
+    // Derived subkeys, one per purpose, so no key is used for two things.
+    // Report retrieval is authorized by a server-side record (results/reports.ts), not by a signature.
+    this.encryptionKey = this.subkey('partner-service/encryption');
+  }
+
+  private subkey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.masterKey, Buffer.alloc(0), purpose, 32));
+  }
+
+  /** HMAC-SHA256 of `message` under the subkey of `purpose` (e.g. 'partner-service/event-cursor'). */
+  digest(purpose: string, message: string): Buffer {
+    let key = this.digestKeys.get(purpose);
+    if (!key) this.digestKeys.set(purpose, (key = this.subkey(purpose)));
+    return createHmac('sha256', key).update(message, 'utf8').digest();
   }
 
   encrypt(value: unknown): string {

@@ -3,6 +3,13 @@ import { preparedStatement, subjects, type Database, type Executor } from '@lop/
 import type { Caller } from '../auth/authenticate';
 import type { SubjectLink } from './subjects.schemas';
 
+/**
+ * The synthetic subject every sandbox fixture orders for (GET /v1/sandbox/order-fixtures). It is
+ * registered for every API client's sandbox by definition — nothing is written for it, and a
+ * GET never has to — and exists in no production stream (docs/sandbox.md).
+ */
+export const SANDBOX_SUBJECT_ID = 'sandbox-synthetic-subject-0001';
+
 /** Registers an opaque subject reference; repeating it changes nothing. */
 export async function linkSubject(db: Database, caller: Caller, externalSubjectId: string): Promise<SubjectLink> {
   await db
@@ -27,6 +34,7 @@ const linkedSubject = preparedStatement((db) =>
 );
 
 export async function isSubjectLinked(db: Executor, caller: Caller, externalSubjectId: string): Promise<boolean> {
+  if (caller.environment === 'sandbox' && externalSubjectId === SANDBOX_SUBJECT_ID) return true;
   const [row] = await linkedSubject(db).execute({ clientId: caller.clientId, environment: caller.environment, externalSubjectId });
   return !!row;
 }

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
 import { ControlPlaneError } from '../control-plane/control-plane';
+import type { EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
 import { activeTraceparent } from '../telemetry/tracing';
 import { attemptDelivery, systemClock, type AttemptOptions } from './delivery-attempt';
 import type { DeliveryQueue } from './delivery-queue';
 import { decideNext } from './retry-policy';
 import { getSubscription } from './subscriptions';
+import { testEvent } from './test-event';
 
 /** Control-plane views of deliveries and their attempts, dead letters, replay and test deliveries. */
 
@@ -30,13 +32,15 @@ function describeAttempt(a: AttemptRow) {
   };
 }
 
-function describeDelivery(d: DeliveryRow, attempts: AttemptRow[]) {
+function describeDelivery(d: DeliveryRow, attempts: AttemptRow[], replayedBy: string[]) {
   return {
     delivery_id: d.id,
     subscription_id: d.subscriptionId,
     event_id: d.eventId,
     kind: d.kind,
     replay_of: d.replayOf,
+    // The other way round: the replays of this delivery, oldest first (a dead letter leads to them).
+    replayed_by: replayedBy,
     requested_by: d.requestedBy,
     state: d.state,
     failure_reason: d.failureReason,
@@ -51,22 +55,31 @@ function describeDelivery(d: DeliveryRow, attempts: AttemptRow[]) {
 }
 export type DeliveryView = ReturnType<typeof describeDelivery>;
 
+/** The ids of the replays of each delivery, oldest first. */
+export async function replaysOf(db: Database, deliveryIds: string[]): Promise<Map<string, string[]>> {
+  const replays = new Map<string, string[]>(deliveryIds.map((id) => [id, []]));
+  if (deliveryIds.length === 0) return replays;
+  const rows = await db
+    .select({ id: webhookDeliveries.id, replayOf: webhookDeliveries.replayOf })
+    .from(webhookDeliveries)
+    .where(inArray(webhookDeliveries.replayOf, deliveryIds))
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
+  for (const row of rows) replays.get(row.replayOf!)!.push(row.id);
+  return replays;
+}
+
 async function withAttempts(db: Database, rows: DeliveryRow[]): Promise<DeliveryView[]> {
   if (rows.length === 0) return [];
-  const attempts = await db
-    .select()
-    .from(webhookDeliveryAttempts)
-    .where(
-      inArray(
-        webhookDeliveryAttempts.deliveryId,
-        rows.map((r) => r.id),
-      ),
-    )
-    .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+  const ids = rows.map((r) => r.id);
+  const [attempts, replays] = await Promise.all([
+    db.select().from(webhookDeliveryAttempts).where(inArray(webhookDeliveryAttempts.deliveryId, ids)).orderBy(asc(webhookDeliveryAttempts.attemptNumber)),
+    replaysOf(db, ids),
+  ]);
   return rows.map((row) =>
     describeDelivery(
       row,
       attempts.filter((a) => a.deliveryId === row.id),
+      replays.get(row.id)!,
     ),
   );
 }
@@ -118,25 +131,30 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
 }
 
 /**
- * A signed reachability check, sent now from the calling process. It is not an event and not in
- * any stream: no x-partner-event-id, a body that says it is a test. Recorded as a `test`
- * delivery with its one attempt; never retried.
+ * A signed test delivery, sent now from the calling process: an event envelope of `type`
+ * (default order.created) built like a real one, with every header a real delivery carries,
+ * flagged as a test (test-event.ts, TEST_DELIVERY_HEADER). The event is in no stream. Recorded
+ * as a `test` delivery with its one attempt, whose id is the x-partner-delivery-id sent; never
+ * retried.
  */
-export async function sendTestDelivery(db: Database, protector: DataProtector, subscriptionId: string, options: Omit<AttemptOptions, 'signal'>) {
+export async function sendTestDelivery(db: Database, protector: DataProtector, subscriptionId: string, options: Omit<AttemptOptions, 'signal'>, test: { type?: EventType } = {}) {
   const subscription = await getSubscription(db, subscriptionId);
   if (subscription.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscriptionId} is disabled`);
   const clock = options.clock ?? systemClock;
   const [delivery] = await db.insert(webhookDeliveries).values({ subscriptionId, kind: 'test', state: 'pending' }).returning();
-  const body = JSON.stringify({
-    test: true,
-    delivery_id: delivery.id,
-    subscription_id: subscriptionId,
-    environment: subscription.environment,
-    sent_at: new Date(clock()).toISOString(),
-  });
+  const event = testEvent(test.type ?? 'order.created', subscription, new Date(clock()));
+  const body = JSON.stringify(event);
   const attemptId = randomUUID();
   const report = await attemptDelivery(
-    { url: subscription.url, environment: subscription.environment, secret: protector.decrypt<string>(subscription.secretProtected), body, deliveryId: attemptId },
+    {
+      url: subscription.url,
+      environment: subscription.environment,
+      secret: protector.decrypt<string>(subscription.secretProtected),
+      body,
+      deliveryId: attemptId,
+      eventId: event.event_id,
+      test: true,
+    },
     options,
   );
   // One attempt only: classify it like a delivery's last attempt.

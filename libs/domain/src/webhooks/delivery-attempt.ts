@@ -26,7 +26,9 @@ export interface AttemptRequest {
   /** The exact bytes to send and sign. */
   body: string;
   deliveryId: string;
-  eventId?: string;
+  eventId: string;
+  /** A test delivery: flagged as one (signature.ts, TEST_DELIVERY_HEADER). */
+  test?: boolean;
 }
 
 export interface AttemptOptions extends DestinationPolicy {
@@ -125,6 +127,7 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
       timestamp: Math.floor(clock() / 1000),
       deliveryId: request.deliveryId,
       eventId: request.eventId,
+      test: request.test,
     });
     requestHeaders = { ...headers, host: destination.url.host, 'content-length': String(Buffer.byteLength(request.body)) };
     const response = await postToVettedDestination(destination, headers, request.body, controller.signal, options.agents);

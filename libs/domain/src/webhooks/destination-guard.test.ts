@@ -138,7 +138,7 @@ describe('destination guard', () => {
     const counting = countingAgents();
     await expect(vetDestination(url, { environment: 'sandbox', allowLoopback: false, servicePorts: [] }, hostileResolver)).rejects.toBeInstanceOf(BlockedDestinationError);
     const report = await attemptDelivery(
-      { url, environment: 'sandbox', secret: 'whsec_test', body: '{}', deliveryId: '00000000-0000-4000-8000-000000000000' },
+      { url, environment: 'sandbox', secret: 'whsec_test', body: '{}', deliveryId: '00000000-0000-4000-8000-000000000000', eventId: '00000000-0000-4000-8000-000000000001' },
       { timeoutMs: 2000, allowLoopback: false, servicePorts: [], resolve: hostileResolver, agents: counting.agents },
     );
     expect(report.result).toEqual({ kind: 'blocked_destination' });
@@ -205,7 +205,7 @@ describe('destination guard', () => {
         await expect(vetDestination(url, own)).rejects.toThrow(reason);
         const counting = countingAgents();
         const report = await attemptDelivery(
-          { url, environment: 'sandbox', secret: 'whsec_test', body: '{}', deliveryId: '00000000-0000-4000-8000-000000000000' },
+          { url, environment: 'sandbox', secret: 'whsec_test', body: '{}', deliveryId: '00000000-0000-4000-8000-000000000000', eventId: '00000000-0000-4000-8000-000000000001' },
           { timeoutMs: 2000, ...own, agents: counting.agents },
         );
         expect(report).toMatchObject({ result: { kind: 'blocked_destination' }, detail: expect.stringMatching(reason) });

@@ -29,9 +29,13 @@ export interface DeliveryHeadersInput {
   /** Unix seconds of this attempt. */
   timestamp: number;
   deliveryId: string;
-  /** Absent for a control-plane test delivery, which is not an event. */
-  eventId?: string;
+  eventId: string;
+  /** A test delivery (console, admin `webhooks test`): flagged with TEST_DELIVERY_HEADER. */
+  test?: boolean;
 }
+
+/** The one mark of a test delivery (docs/webhooks.md § Test deliveries); a real delivery never has it. */
+export const TEST_DELIVERY_HEADER = 'x-partner-test';
 
 export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, string> {
   return {
@@ -39,9 +43,10 @@ export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, str
     'user-agent': 'partner-service-webhooks/1',
     'x-partner-signature': signPayload(input.secret, input.timestamp, input.body),
     'x-partner-timestamp': String(input.timestamp),
-    ...(input.eventId ? { 'x-partner-event-id': input.eventId } : {}),
+    'x-partner-event-id': input.eventId,
     'x-partner-delivery-id': input.deliveryId,
     // The API version of the payload (spec: delivery headers), the same `v1` as the path and OpenAPI info.version.
     'x-partner-api-version': PARTNER_API_VERSION,
+    ...(input.test ? { [TEST_DELIVERY_HEADER]: 'true' } : {}),
   };
 }

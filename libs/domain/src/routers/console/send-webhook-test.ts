@@ -9,4 +9,4 @@ export const sendWebhookTest = scopedProcedure('events:read')
   .meta(sendWebhookTestMeta)
   .input(sendWebhookTestInput)
   .output(sendWebhookTestOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await sendTest(ctx.db, ctx.protector, ctx.caller, input.subscription_id, webhookSettingsOf(ctx))));
+  .mutation(async ({ ctx, input }) => ok(ctx, await sendTest(ctx.db, ctx.protector, ctx.caller, input.subscription_id, webhookSettingsOf(ctx), input.event_type)));

@@ -8,6 +8,6 @@ export const listEvents = scopedProcedure('events:read')
   .input(listEventsInput)
   .output(listEventsOutput)
   .query(async ({ ctx, input }) => {
-    const page = await readEvents(ctx.db, ctx.caller, input.cursor, input.limit);
+    const page = await readEvents(ctx.db, ctx.protector, ctx.caller, input.cursor, input.limit);
     return ok(ctx, page, page.next_cursor);
   });
