@@ -69,9 +69,11 @@ describe('a withdrawn program grant hides the program’s orders, results, repor
     ['GET results', () => api.call('GET', `/v1/orders/${orderId}/results`, { key: client.key })],
     ['GET result', () => api.call('GET', `/v1/orders/${orderId}/results/${resultId}`, { key: client.key })],
     ['GET report', () => api.call('GET', `/v1/orders/${orderId}/results/${resultId}/report`, { key: client.key })],
+    ['GET result as FHIR', () => api.call('GET', `/v1/orders/${orderId}/results/${resultId}/fhir`, { key: client.key })],
     ['GET the retrieval path issued before', () => api.call('GET', retrievalPath, { key: client.key })],
     ['tRPC orders.get', () => trpc('orders.get', { orderId })],
     ['tRPC results.list', () => trpc('results.list', { orderId })],
+    ['tRPC results.fhir', () => trpc('results.fhir', { orderId, resultId })],
     ['tRPC console.orderScenarios', () => trpc('console.orderScenarios', { orderId })],
   ];
 
