@@ -2,9 +2,11 @@ import type { AgentOptions } from 'node:https';
 import { pino, type Logger } from 'pino';
 import { connectDatabase, errorForLog } from '@lop/db';
 import {
+  AttemptInFlightError,
   countDeliveryAttempt,
   createDeliveryAgents,
   DELIVERY_QUEUE,
+  jobExpirySeconds,
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
   openDeliveryQueue,
@@ -79,6 +81,7 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     protector: protectorFor(config),
     policy: settings.policy,
     attempt: { timeoutMs: settings.attemptTimeoutMs, ...settings.destination, resolve: options.resolve, clock: options.clock, agents },
+    leaseSeconds: jobExpirySeconds(settings.queue),
   };
 
   await queue.boss.work<DeliveryJob>(
@@ -100,9 +103,12 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
           logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome: result.value }, 'delivery attempt');
           return { id: job.id, status: 'completed' as const };
         }
-        // Not a verdict on the receiver: the job is released and pg-boss runs it again later.
+        // Not a verdict on the receiver: the job is released and pg-boss runs it again later. That
+        // run never sends a second request for the same attempt: a claimed attempt is completed as
+        // interrupted and the next one waits for the schedule (attempt-log.ts).
         countDeliveryAttempt('released');
-        logger.warn({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'delivery attempt not finished; released for retry');
+        if (result.reason instanceof AttemptInFlightError) logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt }, 'attempt still in flight elsewhere; job released');
+        else logger.error({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'internal error in a delivery job; job released');
         return { id: job.id, status: 'failed' as const, output: { message: (result.reason as Error).message } };
       });
     },

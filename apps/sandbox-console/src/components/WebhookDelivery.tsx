@@ -49,7 +49,7 @@ export function AttemptDetail({ attempt }: { attempt: Attempt }) {
           </span>
           <strong>Attempt {attempt.attempt}</strong>
           <span>{attemptOutcome(attempt)}</span>
-          <span className="muted">{attempt.duration_ms} ms</span>
+          <span className="muted">{attempt.duration_ms === null ? 'in flight or interrupted' : `${attempt.duration_ms} ms`}</span>
           <time className="muted" dateTime={attempt.started_at}>
             {formatTime(attempt.started_at)}
           </time>

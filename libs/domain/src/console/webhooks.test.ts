@@ -139,6 +139,25 @@ describe('sandbox webhook self-service (console)', () => {
     expect(log.deliveries.map((d) => d.delivery_id)).toEqual([test.delivery_id]);
   });
 
+  it('sendTest reports what the receiver answered, NUL bytes and invalid UTF-8 included, instead of refusing the call', async () => {
+    const answer = Buffer.concat([Buffer.from('{"error":"'), Buffer.from([0, 0xff, 0xfe, 0]), Buffer.from('"}')]);
+    const hostile = createServer((_req, res) => res.writeHead(400).end(answer));
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const { order } = await newOrder(db);
+      const api = callerFor(await keyFor(order));
+      const endpoint = (await api.create({ url: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/hooks`, event_types: ['order.updated'] })).data;
+      const test = (await api.sendTest({ subscription_id: endpoint.subscription_id })).data;
+      expect(test).toMatchObject({ kind: 'test', state: 'failed', attempts_made: 1, last_status_code: 400 });
+      expect(test.attempts).toHaveLength(1);
+      expect(test.attempts[0]).toMatchObject({ outcome: 'failed', error_class: 'http_status', response: { status: 400, body_excerpt: '{"error":"\u0000\ufffd\ufffd\u0000"}', truncated: false } });
+      const [stored] = await db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, test.delivery_id));
+      expect(stored.responseBody).toEqual(answer);
+    } finally {
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+    }
+  });
+
   it('resends a finished delivery as a replay, retries a waiting one now, and refuses what cannot be done', async () => {
     const { order } = await newOrder(db);
     const api = callerFor(await keyFor(order));

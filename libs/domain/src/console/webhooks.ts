@@ -5,7 +5,7 @@ import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import { excerptText, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
 import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
@@ -222,7 +222,7 @@ async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; u
         next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
         retry_after_seconds: a.retryAfterSeconds,
         request: a.requestHeaders ? { method: 'POST' as const, url, headers: a.requestHeaders, body: a.requestBody } : null,
-        response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: a.responseBody, truncated: a.responseBodyTruncated } : null,
+        response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: excerptText(a.responseBody), truncated: a.responseBodyTruncated } : null,
       })),
   }));
 }

@@ -4,6 +4,7 @@ import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/
 import { ControlPlaneError } from '../control-plane/control-plane';
 import type { DataProtector } from '../security/protector';
 import { activeTraceparent } from '../telemetry/tracing';
+import { claimAttempt, completeAttempt, verdictOf } from './attempt-log';
 import { attemptDelivery, systemClock, type AttemptOptions } from './delivery-attempt';
 import type { DeliveryQueue } from './delivery-queue';
 import { decideNext } from './retry-policy';
@@ -117,10 +118,16 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
   return getDelivery(db, replayId);
 }
 
+/** A stored answer excerpt as text for a reader: UTF-8, an invalid sequence as U+FFFD (a NUL stays a NUL). */
+export function excerptText(bytes: Buffer | null): string | null {
+  return bytes === null ? null : new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+}
+
 /**
  * A signed reachability check, sent now from the calling process. It is not an event and not in
  * any stream: no x-partner-event-id, a body that says it is a test. Recorded as a `test`
- * delivery with its one attempt; never retried.
+ * delivery with its one attempt (claimed before the request leaves, like every attempt); never
+ * retried. Whatever the receiver answers is its outcome: the caller gets the delivery back.
  */
 export async function sendTestDelivery(db: Database, protector: DataProtector, subscriptionId: string, options: Omit<AttemptOptions, 'signal'>) {
   const subscription = await getSubscription(db, subscriptionId);
@@ -135,39 +142,39 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
     sent_at: new Date(clock()).toISOString(),
   });
   const attemptId = randomUUID();
+  const claim = (sending: { startedAt: Date; address: string | null; requestHeaders: Record<string, string> | null }) =>
+    claimAttempt(db, {
+      deliveryId: delivery.id,
+      attempt: 1,
+      attemptId,
+      ...sending,
+      requestBody: sending.requestHeaders === null ? null : body,
+      maxAttempts: 1,
+      leaseSeconds: Math.ceil(options.timeoutMs / 1000) + 5,
+    });
+  let claimed = false;
   const report = await attemptDelivery(
-    { url: subscription.url, environment: subscription.environment, secret: protector.decrypt<string>(subscription.secretProtected), body, deliveryId: attemptId },
+    {
+      url: subscription.url,
+      environment: subscription.environment,
+      secret: protector.decrypt<string>(subscription.secretProtected),
+      body,
+      deliveryId: attemptId,
+      beforeSend: async (sending) => {
+        claimed = await claim(sending);
+      },
+    },
     options,
   );
+  if (!claimed) await claim({ startedAt: report.startedAt, address: report.address, requestHeaders: null });
   // One attempt only: classify it like a delivery's last attempt.
   const decision = decideNext(report.result, 1, { delaysSeconds: [], retryAfterMaxSeconds: 0 }, clock());
-  const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
-  await db.transaction(async (tx) => {
-    await tx
-      .update(webhookDeliveries)
-      .set({
-        state: decision.outcome === 'delivered' ? 'delivered' : 'failed',
-        attemptsMade: 1,
-        lastStatusCode: report.statusCode,
-        lastErrorClass: errorClass,
-        completedAt: new Date(clock()),
-      })
-      .where(eq(webhookDeliveries.id, delivery.id));
-    await tx.insert(webhookDeliveryAttempts).values({
-      id: attemptId,
-      deliveryId: delivery.id,
-      attemptNumber: 1,
-      startedAt: report.startedAt,
-      durationMs: report.durationMs,
-      statusCode: report.statusCode,
-      errorClass,
-      outcome: decision.outcome === 'delivered' ? 'delivered' : 'failed',
-      destinationAddress: report.address,
-      requestHeaders: report.requestHeaders,
-      requestBody: report.requestHeaders === null ? null : body,
-      responseBody: report.responseBody,
-      responseBodyTruncated: report.responseBodyTruncated,
-    });
+  const outcome = decision.outcome === 'delivered' ? 'delivered' : 'failed';
+  await completeAttempt(db, null, {
+    ...verdictOf(delivery.id, 1, report, decision, clock()),
+    outcome,
+    deliveryState: outcome,
+    failureReason: null,
   });
   return { ...(await getDelivery(db, delivery.id)), detail: report.detail };
 }
