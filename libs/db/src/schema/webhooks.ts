@@ -61,6 +61,8 @@ export const webhookDeliveries = pgTable(
     traceparent: text('traceparent'),
     createdAt: createdAt(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
+    /** A dead letter whose event a recover call has replayed: never a candidate of another recover. */
+    recoveredAt: timestamp('recovered_at', { withTimezone: true }),
   },
   (t) => [
     // At most one original delivery per (event, subscription); replays are separate rows.

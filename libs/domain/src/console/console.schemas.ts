@@ -189,6 +189,7 @@ export const consoleWebhookDeliveryPageSchema = z.object({
 export const consoleWebhookRecoverySchema = z.object({
   subscription_id: z.uuid(),
   since: timestampSchema,
-  replayed: z.number().int(),
+  replayed: z.number().int().meta({ description: 'Events replayed by this call (one new delivery each), at most 1,000.' }),
+  remaining: z.number().int().meta({ description: 'Events with a dead letter since `since` that this call left for a next one (over the per-call maximum).' }),
   deliveries: z.array(consoleWebhookDeliverySchema),
 });

@@ -5,10 +5,10 @@ import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { excerptText, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
-import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
+import { createSubscription, disableSubscription, rotateSubscriptionSecret, SubscriptionLimitError, type SubscriptionRow } from '../webhooks/subscriptions';
 import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
 
 /**
@@ -131,18 +131,19 @@ export async function createWebhookEndpoint(
   settings: WebhookSelfServiceSettings,
 ) {
   requireSandbox(caller);
-  const [{ active }] = await db
-    .select({ active: sql<number>`count(*)::int` })
-    .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.clientId, caller.clientId), eq(webhookSubscriptions.environment, 'sandbox'), eq(webhookSubscriptions.status, 'active')));
-  if (active >= MAX_SANDBOX_ENDPOINTS) {
-    throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
-      details: [{ issue: 'too_many_endpoints' }],
-    });
-  }
-  const created = await createSubscription(db, protector, { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)] }, settings.destination).catch(
-    (error: unknown) => asPartnerError(error),
-  );
+  const created = await createSubscription(
+    db,
+    protector,
+    { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)], maxActive: MAX_SANDBOX_ENDPOINTS },
+    settings.destination,
+  ).catch((error: unknown) => {
+    if (error instanceof SubscriptionLimitError) {
+      throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
+        details: [{ issue: 'too_many_endpoints' }],
+      });
+    }
+    return asPartnerError(error);
+  });
   return { ...(await endpointOf(db, caller, created.subscription_id)), secret: created.secret };
 }
 
@@ -349,37 +350,26 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
   return getWebhookDelivery(db, caller, delivery.delivery_id);
 }
 
-/** At most this many dead letters are replayed by one recovery. */
-export const RECOVER_MAX = 500;
-
 /**
- * Svix's "recover": replays every dead letter of the endpoint created since `since`, except
- * those already replayed (a replay of it is pending or delivered), oldest first.
+ * Svix's "recover" (webhooks/deliveries.ts recoverDeadLetters): one replay per dead-lettered event
+ * of the endpoint created since `since`, oldest first, at most RECOVER_MAX_EVENTS per call;
+ * `remaining` says how many more a next call would replay. A concurrent call of the same
+ * endpoint is refused with 409 recovery_in_progress.
  */
 export async function recoverWebhookDeliveries(db: Database, caller: Caller, subscriptionId: string, since: Date) {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, subscriptionId);
   if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
-  const dead = await db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.subscriptionId, subscription.id),
-        eq(webhookDeliveries.state, 'dead_lettered'),
-        sql`${webhookDeliveries.eventId} is not null`,
-        sql`${webhookDeliveries.createdAt} >= ${since.toISOString()}::timestamptz`,
-        sql`not exists (select 1 from webhook_deliveries r where r.replay_of = ${webhookDeliveries.id} and r.state in ('pending', 'delivered'))`,
-      ),
-    )
-    .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
-    .limit(RECOVER_MAX);
   const queue = await requireDeliveryQueue();
-  const replays: string[] = [];
-  for (const { id } of dead) replays.push((await replayDelivery(db, queue, id, requestedBy(caller))).delivery_id);
+  const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
+    if (error instanceof RecoveryInProgressError) {
+      throw new PartnerError('conflict', 'A recovery of this endpoint is already running; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
+    }
+    throw error;
+  });
   const rows =
-    replays.length === 0
+    replayIds.length === 0
       ? []
-      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replays)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
-  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replays.length, deliveries: await describeDeliveries(db, rows) };
+      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replayIds)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
+  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replayIds.length, remaining, deliveries: await describeDeliveries(db, rows) };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray } from 'drizzle-orm';
-import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
+import { sqlOf, webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import type { DataProtector } from '../security/protector';
 import { activeTraceparent } from '../telemetry/tracing';
@@ -116,6 +116,69 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
     return replay.id;
   });
   return getDelivery(db, replayId);
+}
+
+/** At most this many events are replayed by one recover call; the answer says how many remain. */
+export const RECOVER_MAX_EVENTS = 1000;
+
+/** Another recover call of the same endpoint holds the endpoint's recovery lock right now. */
+export class RecoveryInProgressError extends Error {
+  override name = 'RecoveryInProgressError';
+}
+
+/**
+ * Svix's "recover": one replay per dead-lettered EVENT of the endpoint since `since`, oldest
+ * first, at most `limit`. In one transaction, under a transaction-scoped advisory lock of the
+ * endpoint (a concurrent call is refused at once instead of waiting on a pooled connection): the
+ * dead letters whose events are replayed are marked recovered, so neither a concurrent call nor a
+ * later one replays them again. A replay that dead-letters is a new dead letter of its event, and
+ * the next call replays that event once more: once per event per call, never once per dead letter
+ * (which is how replays multiplied). An event with a delivery still pending on the endpoint is
+ * left to it, and one the endpoint has received (a delivered delivery) needs no replay.
+ */
+export async function recoverDeadLetters(
+  db: Database,
+  queue: DeliveryQueue,
+  input: { subscriptionId: string; since: Date; requestedBy: string; limit?: number },
+): Promise<{ replayIds: string[]; remaining: number }> {
+  const limit = input.limit ?? RECOVER_MAX_EVENTS;
+  return db.transaction(async (tx) => {
+    const client = sqlOf(tx);
+    const [{ locked }] = await client<{ locked: boolean }[]>`
+      select pg_try_advisory_xact_lock(hashtext('webhook_recover'), hashtext(${input.subscriptionId})) as locked`;
+    if (!locked) throw new RecoveryInProgressError(`a recovery of webhook subscription ${input.subscriptionId} is already running`);
+    const since = input.since.toISOString();
+    const [row] = await client<{ candidates: number; replay_ids: string[] }[]>`
+      with candidates as (
+        select d.event_id, (array_agg(d.id order by d.created_at desc, d.id desc))[1] as latest, min(d.created_at) as first_at
+        from webhook_deliveries d
+        where d.subscription_id = ${input.subscriptionId} and d.state = 'dead_lettered' and d.event_id is not null
+          and d.recovered_at is null and d.created_at >= ${since}::timestamptz
+          and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.event_id = d.event_id and p.state in ('pending', 'delivered'))
+        group by d.event_id),
+      chosen as (select * from candidates order by first_at, event_id limit ${limit}),
+      marked as (
+        update webhook_deliveries d set recovered_at = now()
+        from chosen c
+        where d.subscription_id = ${input.subscriptionId} and d.event_id = c.event_id and d.state = 'dead_lettered'
+          and d.recovered_at is null and d.created_at >= ${since}::timestamptz
+        returning d.id),
+      replays as (
+        insert into webhook_deliveries (subscription_id, event_id, kind, replay_of, requested_by, state, next_attempt_at, traceparent)
+        select ${input.subscriptionId}, c.event_id, 'replay', c.latest, ${input.requestedBy}, 'pending', now(), ${activeTraceparent()}::text
+        from chosen c
+        order by c.first_at, c.event_id
+        returning id)
+      select (select count(*) from candidates)::int as candidates,
+             (select count(*) from marked)::int as marked,
+             coalesce((select array_agg(id) from replays), '{}') as replay_ids`;
+    const replayIds = row.replay_ids;
+    await queue.enqueue(
+      tx,
+      replayIds.map((id) => ({ delivery_id: id, attempt: 1 })),
+    );
+    return { replayIds, remaining: row.candidates - replayIds.length };
+  });
 }
 
 /** A stored answer excerpt as text for a reader: UTF-8, an invalid sequence as U+FFFD (a NUL stays a NUL). */
