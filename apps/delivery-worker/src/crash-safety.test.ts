@@ -167,7 +167,10 @@ describe('crash safety', () => {
 
   it('on SIGTERM stops taking work, finishes the attempts in flight and exits; the rest waits for the next worker', async () => {
     const path = '/graceful';
-    receiver.respond((request) => ({ status: request.path === path ? 200 : 404, delayMs: request.path === path ? 800 : 0 }));
+    // Slow while the first worker runs (attempts in flight at SIGTERM); quick for the next, which
+    // drains one client's backlog at most PARTNER_WEBHOOK_CLIENT_CONCURRENCY at a time.
+    let slow = true;
+    receiver.respond((request) => ({ status: request.path === path ? 200 : 404, delayMs: request.path === path && slow ? 800 : 0 }));
     const partner = await newPartner(database.db, database.sql);
     const subscription = await subscribe(database.db, partner, receiver.url(path));
     await appendMany(partner, 400);
@@ -188,6 +191,7 @@ describe('crash safety', () => {
     expect(states.delivered).toBe(startedBeforeStop);
     expect(states.pending).toBe(400 - startedBeforeStop);
 
+    slow = false;
     const next = spawnWorker();
     await eventually(async () => expect(await deliveryStates(subscription.subscription_id)).toEqual({ delivered: 400 }), 60_000);
     next.child.kill('SIGTERM');

@@ -1,7 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { attachDeliveryQueue, DELIVERY_QUEUE } from '@lop/domain';
+import { attachDeliveryQueue, DELIVERY_QUEUES } from '@lop/domain';
 import { startReceiver, type Receiver, type Reply } from './testing/receiver';
 import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig } from './testing/tenant';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
@@ -90,12 +90,12 @@ describe('a hostile receiver', () => {
     const path = '/exhausted-then-woken';
     const { delivery } = await deadLetteredBy(path, { status: 500 });
     // Stray wake-up calls for the last attempt and past it (a job run again, a duplicate).
-    await worker.queue.boss.insert(DELIVERY_QUEUE, [{ data: { delivery_id: delivery.id, attempt: 7 } }, { data: { delivery_id: delivery.id, attempt: 8 } }]);
+    await worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 7 } }, { data: { delivery_id: delivery.id, attempt: 8 } }]);
     // Reopened by hand as if still pending at its last attempt: only a claim of attempt 8 could send, and none is allowed.
     await database.db.update(webhookDeliveries).set({ state: 'pending' }).where(eq(webhookDeliveries.id, delivery.id));
-    await worker.queue.boss.insert(DELIVERY_QUEUE, [{ data: { delivery_id: delivery.id, attempt: 8 } }]);
+    await worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 8 } }]);
     await eventually(async () => {
-      const queued = await worker.queue.boss.getQueue(DELIVERY_QUEUE);
+      const queued = await worker.queue.boss.getQueue(DELIVERY_QUEUES.sandbox);
       expect(queued?.queuedCount).toBe(0);
     });
     await new Promise((resolve) => setTimeout(resolve, 500));

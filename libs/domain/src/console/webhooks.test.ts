@@ -214,7 +214,7 @@ describe('sandbox webhook self-service (console)', () => {
     const waiting = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', replayOf: dead.id, state: 'pending', attemptsMade: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) });
     const retried = (await api.retryNow({ delivery_id: waiting.id })).data;
     expect(new Date(retried.next_attempt_at!).getTime()).toBeLessThan(Date.now() + 5_000);
-    const jobs = await db.execute(sql`select data from pgboss.job where name = 'webhook-delivery' and data->>'delivery_id' = ${waiting.id}`);
+    const jobs = await db.execute(sql`select data from pgboss.job where name = 'webhook-delivery-sandbox' and data->>'delivery_id' = ${waiting.id}`);
     expect((jobs as unknown as { data: unknown }[]).map((j) => j.data)).toEqual([{ delivery_id: waiting.id, attempt: 2 }]);
 
     const test = await deliveryOf(endpoint.subscription_id, null, { state: 'failed' });

@@ -343,7 +343,7 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
       .set({ nextAttemptAt: sql`now()` })
       .where(and(eq(webhookDeliveries.id, delivery.delivery_id), eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attemptsMade, delivery.attempts_made)))
       .returning({ id: webhookDeliveries.id });
-    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1 }]);
+    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1, environment: caller.environment, clientId: caller.clientId }]);
     return Boolean(row);
   });
   if (!moved) throw new PartnerError('conflict', 'The delivery moved on while you asked (an attempt just ran); read it again.', { details: [{ issue: 'delivery_changed' }] });
@@ -361,7 +361,7 @@ export async function recoverWebhookDeliveries(db: Database, caller: Caller, sub
   const subscription = await ownSubscription(db, caller, subscriptionId);
   if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
   const queue = await requireDeliveryQueue();
-  const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
+  const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
     if (error instanceof RecoveryInProgressError) {
       throw new PartnerError('conflict', 'A recovery of this endpoint is already running; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
     }

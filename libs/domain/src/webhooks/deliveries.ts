@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import { sqlOf, webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
+import type { Environment } from '../auth/scopes';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import type { DataProtector } from '../security/protector';
 import { activeTraceparent } from '../telemetry/tracing';
@@ -112,7 +113,7 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
       // The replay's attempts join the trace of whoever asked for it (a console request), not the original's.
       .values({ subscriptionId: original.subscriptionId, eventId: original.eventId, kind: 'replay', replayOf: original.id, requestedBy, state: 'pending', nextAttemptAt: new Date(), traceparent: activeTraceparent() })
       .returning({ id: webhookDeliveries.id });
-    await queue.enqueue(tx, [{ delivery_id: replay.id, attempt: 1 }]);
+    await queue.enqueue(tx, [{ delivery_id: replay.id, attempt: 1, environment: subscription.environment, clientId: subscription.clientId }]);
     return replay.id;
   });
   return getDelivery(db, replayId);
@@ -139,7 +140,7 @@ export class RecoveryInProgressError extends Error {
 export async function recoverDeadLetters(
   db: Database,
   queue: DeliveryQueue,
-  input: { subscriptionId: string; since: Date; requestedBy: string; limit?: number },
+  input: { subscriptionId: string; environment: Environment; clientId: string; since: Date; requestedBy: string; limit?: number },
 ): Promise<{ replayIds: string[]; remaining: number }> {
   const limit = input.limit ?? RECOVER_MAX_EVENTS;
   return db.transaction(async (tx) => {
@@ -175,7 +176,7 @@ export async function recoverDeadLetters(
     const replayIds = row.replay_ids;
     await queue.enqueue(
       tx,
-      replayIds.map((id) => ({ delivery_id: id, attempt: 1 })),
+      replayIds.map((id) => ({ delivery_id: id, attempt: 1, environment: input.environment, clientId: input.clientId })),
     );
     return { replayIds, remaining: row.candidates - replayIds.length };
   });

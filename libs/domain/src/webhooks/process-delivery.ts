@@ -179,7 +179,7 @@ async function runAttempt(
     // Attempt n was claimed by an earlier run of this job that never finished it (worker killed,
     // database lost): complete it as interrupted once its lease is over, then the chain goes on.
     const decision = decideNext({ kind: 'interrupted' }, job.attempt, policy, clock());
-    const completed = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock(), true), nextJob(deliveryId, job.attempt, decision));
+    const completed = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock(), true), nextJob(subscription, deliveryId, job.attempt, decision));
     if (completed) return { outcome: decision.outcome, statusCode: null, address: null, errorClass: 'interrupted' };
     if (await attemptInFlight(db, deliveryId, job.attempt)) throw new AttemptInFlightError(`attempt ${job.attempt} of delivery ${deliveryId} is still in flight`);
     return notDue;
@@ -226,7 +226,7 @@ async function runAttempt(
     // Shut down mid-attempt: the attempt is in the log, as interrupted; the next one follows the schedule.
     if (error instanceof AttemptInterruptedError && claimed) {
       const decision = decideNext({ kind: 'interrupted' }, job.attempt, policy, clock());
-      await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock()), nextJob(deliveryId, job.attempt, decision));
+      await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock()), nextJob(subscription, deliveryId, job.attempt, decision));
       return { outcome: decision.outcome, statusCode: null, address: null, errorClass: 'interrupted' };
     }
     throw error;
@@ -234,7 +234,7 @@ async function runAttempt(
   // No request was made (the destination was refused): claimed and completed here.
   if (!claimed && !(await claim({ startedAt: report.startedAt, address: report.address, requestHeaders: null }))) return notDue;
   const decision = decideNext(report.result, job.attempt, policy, clock());
-  const recorded = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, report, decision, clock()), nextJob(deliveryId, job.attempt, decision));
+  const recorded = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, report, decision, clock()), nextJob(subscription, deliveryId, job.attempt, decision));
   return {
     outcome: recorded ? decision.outcome : 'not_due',
     statusCode: report.statusCode,
@@ -247,6 +247,8 @@ class AttemptNotClaimedError extends Error {
   override name = 'AttemptNotClaimedError';
 }
 
-function nextJob(deliveryId: string, attempt: number, decision: Decision): EnqueueRequest | undefined {
-  return decision.outcome === 'retry' ? { delivery_id: deliveryId, attempt: attempt + 1, startAfterSeconds: decision.delaySeconds } : undefined;
+function nextJob(subscription: LoadedDelivery['subscription'], deliveryId: string, attempt: number, decision: Decision): EnqueueRequest | undefined {
+  return decision.outcome === 'retry'
+    ? { delivery_id: deliveryId, attempt: attempt + 1, startAfterSeconds: decision.delaySeconds, environment: subscription.environment, clientId: subscription.clientId }
+    : undefined;
 }
