@@ -86,6 +86,25 @@ describe('a hostile receiver', () => {
     expect(attempts[6].responseBody?.toString()).toBe('bad gateway');
   });
 
+  it('never claims the next attempt while the current one is in flight (a stray or "retry now" job)', async () => {
+    const path = '/in-flight';
+    replies.set(path, { status: 200 });
+    const partner = await newPartner(database.db, database.sql);
+    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
+    await placeOrder(database.db, partner);
+    await receiver.waitFor(() => requestsTo(path).length === 1);
+    const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
+    // As the log looks while attempt 1 is on the wire: pending, attempt 1 claimed and sending.
+    await eventually(async () => expect((await attemptsOf(delivery.id))[0]?.outcome).toBe('delivered'));
+    await database.db.update(webhookDeliveries).set({ state: 'pending', completedAt: null }).where(eq(webhookDeliveries.id, delivery.id));
+    await database.db.update(webhookDeliveryAttempts).set({ outcome: 'sending', inFlightUntil: new Date(Date.now() + 60_000) }).where(eq(webhookDeliveryAttempts.deliveryId, delivery.id));
+    await worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 2 } }]);
+    await eventually(async () => expect((await worker.queue.boss.getQueue(DELIVERY_QUEUES.sandbox))?.queuedCount).toBe(0));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(requestsTo(path)).toHaveLength(1);
+    expect((await attemptsOf(delivery.id)).map((a) => a.attemptNumber)).toEqual([1]);
+  });
+
   it('never attempts an eighth time, whatever jobs pg-boss holds for the delivery', async () => {
     const path = '/exhausted-then-woken';
     const { delivery } = await deadLetteredBy(path, { status: 500 });

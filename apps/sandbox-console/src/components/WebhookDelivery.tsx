@@ -30,6 +30,7 @@ export function deliveryStatus(d: { state: string; attempts_made: number }): { l
 }
 
 function attemptOutcome(a: Attempt): string {
+  if (a.outcome === 'sending') return 'in flight: sent, no answer yet';
   if (a.response) return `${a.response.status} · ${a.outcome.replace(/_/g, ' ')}`;
   return `${a.error_class ?? 'no answer'} · ${a.outcome.replace(/_/g, ' ')}`;
 }

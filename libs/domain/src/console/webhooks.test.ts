@@ -217,6 +217,11 @@ describe('sandbox webhook self-service (console)', () => {
     const jobs = await db.execute(sql`select data from pgboss.job where name = 'webhook-delivery-sandbox' and data->>'delivery_id' = ${waiting.id}`);
     expect((jobs as unknown as { data: unknown }[]).map((j) => j.data)).toEqual([{ delivery_id: waiting.id, attempt: 2 }]);
 
+    // Its second attempt in flight: retry now would start a third beside it; refused.
+    await db.insert(webhookDeliveryAttempts).values({ deliveryId: waiting.id, attemptNumber: 2, startedAt: new Date(), outcome: 'sending', inFlightUntil: new Date(Date.now() + 15_000) });
+    await db.update(webhookDeliveries).set({ attemptsMade: 2 }).where(eq(webhookDeliveries.id, waiting.id));
+    await expect(api.retryNow({ delivery_id: waiting.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'attempt_in_flight' }] });
+
     const test = await deliveryOf(endpoint.subscription_id, null, { state: 'failed' });
     await expect(api.resend({ delivery_id: test.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'test_delivery' }] });
   });

@@ -5,6 +5,7 @@ import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
+import { SENDING } from '../webhooks/attempt-log';
 import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
@@ -79,7 +80,8 @@ async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise
             subscriptionId: webhookDeliveries.subscriptionId,
             delivered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'delivered')::int`,
             pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
-            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attemptsMade} > 0)::int`,
+            // A failed attempt leaves its error class; a first attempt in flight has none yet.
+            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null)::int`,
             deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
           })
           .from(webhookDeliveries)
@@ -282,7 +284,7 @@ export async function listWebhookDeliveries(
   const filter = input.filter ?? 'all';
   const state =
     filter === 'failing'
-      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attemptsMade} > 0))`
+      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
       : filter === 'all'
         ? undefined
         : eq(webhookDeliveries.state, filter);
@@ -335,6 +337,9 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
         : `This delivery is ${delivery.state}; resend it to deliver the event again.`,
       { details: [{ issue: 'not_waiting_for_retry' }] },
     );
+  }
+  if (delivery.attempts.at(-1)?.outcome === SENDING) {
+    throw new PartnerError('conflict', 'An attempt of this delivery is in flight right now; read it again in a moment.', { details: [{ issue: 'attempt_in_flight' }] });
   }
   const queue = await requireDeliveryQueue();
   const moved = await db.transaction(async (tx) => {

@@ -15,7 +15,8 @@ import type { Decision } from './retry-policy';
  *   next job) together.
  * - an attempt still `sending` after its lease belongs to a worker that died or lost its database
  *   mid-attempt: the next run of its job completes it as `interrupted` (the request may have
- *   reached the receiver), so the log shows every attempt a receiver may have seen.
+ *   reached the receiver), so the log shows every attempt a receiver may have seen. Attempt n+1
+ *   is never claimed while attempt n is `sending`.
  */
 
 export const SENDING = 'sending';
@@ -42,6 +43,8 @@ export async function claimAttempt(db: Database, claim: AttemptClaim): Promise<b
     with claimed as (
       update webhook_deliveries set attempts_made = ${claim.attempt}
       where id = ${claim.deliveryId} and state = 'pending' and attempts_made = ${claim.attempt - 1} and ${claim.attempt} <= ${claim.maxAttempts}
+        -- never while the previous attempt is still in flight (a "retry now" job arriving meanwhile)
+        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = ${claim.deliveryId} and a.attempt_number = ${claim.attempt - 1} and a.outcome = ${SENDING})
       returning id)
     insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, outcome, destination_address, request_headers, request_body, in_flight_until)
     select ${claim.attemptId}::uuid, id, ${claim.attempt}, ${claim.startedAt.toISOString()}::timestamptz, ${SENDING}, ${claim.address},
