@@ -271,6 +271,24 @@ describe('sandbox webhook self-service (console)', () => {
     expect(replays).toHaveLength(3);
   });
 
+  it('resend is idempotent while a delivery of the event is pending: five at once make one replay', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const [event] = await threeEvents();
+    const dead = await deliveryOf(endpoint.subscription_id, event, { kind: 'replay' });
+    const calls = await Promise.allSettled(Array.from({ length: 5 }, () => api.resend({ delivery_id: dead.id })));
+    expect(calls.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
+    for (const c of calls) {
+      if (c.status === 'rejected') expect(c.reason).toMatchObject({ code: 'CONFLICT', details: [{ issue: expect.stringMatching(/^(replay_pending|recovery_in_progress)$/) }] });
+    }
+    await expect(api.resend({ delivery_id: dead.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'replay_pending' }] });
+    // Recover skips the event for the same reason.
+    expect((await api.recover({ subscription_id: endpoint.subscription_id, since: new Date(0).toISOString() })).data).toMatchObject({ replayed: 0, remaining: 0 });
+    const pending = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id), eq(webhookDeliveries.state, 'pending')));
+    expect(pending).toHaveLength(1);
+  });
+
   it('replays at most 1,000 events per call and says how many remain', async () => {
     const { order } = await newOrder(db);
     const api = callerFor(await keyFor(order));

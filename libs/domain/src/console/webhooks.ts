@@ -6,7 +6,7 @@ import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
 import { SENDING } from '../webhooks/attempt-log';
-import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, ReplayPendingError, sendTestDelivery } from '../webhooks/deliveries';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
 import { createSubscription, disableSubscription, rotateSubscriptionSecret, SubscriptionLimitError, type SubscriptionRow } from '../webhooks/subscriptions';
@@ -308,6 +308,9 @@ export async function listWebhookDeliveries(
 
 const requestedBy = (caller: Caller) => `sandbox console (key ${caller.keyId})`;
 
+const recoveryInProgress = () =>
+  new PartnerError('conflict', 'A recovery or resend of this endpoint is running right now; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
+
 /** Delivers the same event again as a new delivery (a replay); the original stays as it was. */
 export async function resendWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
   const original = await getWebhookDelivery(db, caller, deliveryId);
@@ -319,7 +322,15 @@ export async function resendWebhookDelivery(db: Database, caller: Caller, delive
       details: [{ issue: 'delivery_pending' }],
     });
   }
-  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => asPartnerError(error));
+  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => {
+    if (error instanceof ReplayPendingError) {
+      throw new PartnerError('conflict', 'A delivery of this event to this endpoint is still pending; resend it once that one is delivered or dead-lettered.', {
+        details: [{ issue: 'replay_pending' }],
+      });
+    }
+    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
+    return asPartnerError(error);
+  });
   return getWebhookDelivery(db, caller, replay.delivery_id);
 }
 
@@ -367,9 +378,7 @@ export async function recoverWebhookDeliveries(db: Database, caller: Caller, sub
   if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
   const queue = await requireDeliveryQueue();
   const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
-    if (error instanceof RecoveryInProgressError) {
-      throw new PartnerError('conflict', 'A recovery of this endpoint is already running; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
-    }
+    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
     throw error;
   });
   const rows =

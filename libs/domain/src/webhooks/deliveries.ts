@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray } from 'drizzle-orm';
-import { sqlOf, webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
+import { sqlOf, webhookDeliveries, webhookDeliveryAttempts, type Database, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import type { DataProtector } from '../security/protector';
@@ -95,10 +95,32 @@ export async function getDelivery(db: Database, deliveryId: string): Promise<Del
   return (await withAttempts(db, [row]))[0];
 }
 
+/** Another replay or recovery of the same endpoint holds the endpoint's replay lock right now. */
+export class RecoveryInProgressError extends ControlPlaneError {
+  override name = 'RecoveryInProgressError';
+}
+
+/** The event already has a delivery pending on the endpoint: a second one would only duplicate it. */
+export class ReplayPendingError extends ControlPlaneError {
+  override name = 'ReplayPendingError';
+}
+
+/**
+ * Every replay of an endpoint (resend, recover) runs under this transaction-scoped advisory lock,
+ * taken with try: a concurrent one is refused at once instead of holding a pooled connection
+ * while it waits.
+ */
+async function lockEndpointReplays(tx: Transaction, subscriptionId: string): Promise<void> {
+  const [{ locked }] = await sqlOf(tx)<{ locked: boolean }[]>`
+    select pg_try_advisory_xact_lock(hashtext('webhook_recover'), hashtext(${subscriptionId})) as locked`;
+  if (!locked) throw new RecoveryInProgressError(`a replay or recovery of webhook subscription ${subscriptionId} is already running; try again in a moment`);
+}
+
 /**
  * A new delivery (new delivery id, fresh attempt chain) of the same event to the same
  * subscription, linked to the original by `replay_of` and recording who asked. The original is
- * left exactly as it was: the history stays auditable.
+ * left exactly as it was: the history stays auditable. Idempotent while it matters: refused when
+ * a delivery of the event to the endpoint is still pending (a replay asked twice, two tabs).
  */
 export async function replayDelivery(db: Database, queue: DeliveryQueue, deliveryId: string, requestedBy: string): Promise<DeliveryView> {
   const replayId = await db.transaction(async (tx) => {
@@ -106,8 +128,16 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
     if (!original) throw new ControlPlaneError(`no webhook delivery ${deliveryId}`);
     if (!original.eventId) throw new ControlPlaneError(`delivery ${deliveryId} is a test delivery; send a new one with webhooks test`);
     if (original.state === 'pending') throw new ControlPlaneError(`delivery ${deliveryId} is still pending; replay it once it is delivered or dead-lettered`);
-    const subscription = await getSubscription(db, original.subscriptionId);
+    // On the transaction's own connection: a second pooled one per replay could exhaust the pool.
+    const subscription = await getSubscription(tx, original.subscriptionId);
     if (subscription.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`);
+    await lockEndpointReplays(tx, subscription.id);
+    const [pending] = await tx
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.subscriptionId, subscription.id), eq(webhookDeliveries.eventId, original.eventId), eq(webhookDeliveries.state, 'pending')))
+      .limit(1);
+    if (pending) throw new ReplayPendingError(`delivery ${pending.id} of the same event is still pending; replay once it is delivered or dead-lettered`);
     const [replay] = await tx
       .insert(webhookDeliveries)
       // The replay's attempts join the trace of whoever asked for it (a console request), not the original's.
@@ -121,11 +151,6 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
 
 /** At most this many events are replayed by one recover call; the answer says how many remain. */
 export const RECOVER_MAX_EVENTS = 1000;
-
-/** Another recover call of the same endpoint holds the endpoint's recovery lock right now. */
-export class RecoveryInProgressError extends Error {
-  override name = 'RecoveryInProgressError';
-}
 
 /**
  * Svix's "recover": one replay per dead-lettered EVENT of the endpoint since `since`, oldest
@@ -145,9 +170,7 @@ export async function recoverDeadLetters(
   const limit = input.limit ?? RECOVER_MAX_EVENTS;
   return db.transaction(async (tx) => {
     const client = sqlOf(tx);
-    const [{ locked }] = await client<{ locked: boolean }[]>`
-      select pg_try_advisory_xact_lock(hashtext('webhook_recover'), hashtext(${input.subscriptionId})) as locked`;
-    if (!locked) throw new RecoveryInProgressError(`a recovery of webhook subscription ${input.subscriptionId} is already running`);
+    await lockEndpointReplays(tx, input.subscriptionId);
     const since = input.since.toISOString();
     const [row] = await client<{ candidates: number; replay_ids: string[] }[]>`
       with candidates as (

@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { apiClients, apiKeys, webhookDeliveries, webhookSubscriptions, type Database } from '@lop/db';
+import { apiClients, apiKeys, webhookDeliveries, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import { EVENT_TYPES, type EventType } from '../events/events.schemas';
@@ -144,7 +144,7 @@ export async function listSubscriptions(db: Database, filter: { clientId?: strin
   return rows.map(describeSubscription);
 }
 
-export async function getSubscription(db: Database, subscriptionId: string): Promise<SubscriptionRow> {
+export async function getSubscription(db: Database | Transaction, subscriptionId: string): Promise<SubscriptionRow> {
   const [row] = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, subscriptionId));
   if (!row) throw new ControlPlaneError(`no webhook subscription ${subscriptionId}`);
   return row;
