@@ -227,7 +227,7 @@ describe('admin deliveries', () => {
       expect(replayed.delivery_id).not.toBe(delivery.id);
       expect(replayed.requested_by).toMatch(/\(admin CLI\)$/);
       const [job] = (await database.sql`
-        select count(*)::int as n from pgboss.job where name = 'webhook-delivery' and data->>'delivery_id' = ${replayed.delivery_id}`) as unknown as { n: number }[];
+        select count(*)::int as n from pgboss.job where name = 'webhook-delivery-sandbox' and data->>'delivery_id' = ${replayed.delivery_id}`) as unknown as { n: number }[];
       expect(job.n).toBeGreaterThanOrEqual(1);
 
       // A pending delivery cannot be replayed (it is still being worked on), nor can a test delivery.

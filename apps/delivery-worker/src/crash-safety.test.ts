@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { sql as raw } from 'drizzle-orm';
+import { asc, eq, sql as raw } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase } from '@lop/db';
+import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, openDeliveryQueue, webhookSettings, type DeliveryQueue, type EventDraft } from '@lop/domain';
 import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
-import { eventually, newPartner, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
+import { eventually, newPartner, placeOrder, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-crash-test' });
@@ -66,6 +66,9 @@ async function deliveryStates(subscriptionId: string): Promise<Record<string, nu
   return Object.fromEntries(rows.map((r) => [r.state, r.n]));
 }
 
+const attemptsOf = (deliveryId: string) =>
+  database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, deliveryId)).orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+
 beforeAll(async () => {
   receiver = await startReceiver();
   sender = await openDeliveryQueue({ databaseUrl: testDatabaseUrl(), settings: webhookSettings(workerConfig()).queue, role: 'sender' });
@@ -122,9 +125,52 @@ describe('crash safety', () => {
     expect(received.slice(0, 20).every((r) => verifyDelivery(subscription.secret, r))).toBe(true);
   }, 180_000);
 
+  it('a worker SIGKILLed mid-attempt leaves the attempt in the log; the next worker counts it and goes on', async () => {
+    const path = '/hangs';
+    // The receiver takes the request and never answers while the first worker lives.
+    let hang = true;
+    receiver.respond((request) => ({ status: request.path === path ? 200 : 404, delayMs: request.path === path && hang ? 60_000 : 0 }));
+    const partner = await newPartner(database.db, database.sql);
+    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
+    await placeOrder(database.db, partner);
+    const mine = () => receiver.requests.filter((r) => r.path === path);
+
+    const first = spawnWorker();
+    await receiver.waitFor(() => mine().length >= 1, 30_000, 'the first attempt');
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    hang = false;
+
+    const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
+    // Recorded before the request left: the receiver saw attempt 1, and so does the log.
+    const atKill = await attemptsOf(delivery.id);
+    expect(atKill.map((a) => [a.attemptNumber, a.outcome, a.durationMs])).toEqual([[1, 'sending', null]]);
+    expect(atKill[0].id).toBe(mine()[0].headers['x-partner-delivery-id']);
+    expect(delivery).toMatchObject({ state: 'pending', attemptsMade: 1 });
+
+    // The job expires (attempt timeout + 5 s) and another worker takes it: attempt 1 is closed as
+    // interrupted and attempt 2 follows the schedule.
+    const second = spawnWorker();
+    await eventually(async () => {
+      const [row] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, delivery.id));
+      expect(row).toMatchObject({ state: 'delivered', attemptsMade: 2 });
+    }, 60_000);
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+    const attempts = await attemptsOf(delivery.id);
+    expect(attempts.map((a) => [a.attemptNumber, a.outcome, a.errorClass])).toEqual([
+      [1, 'retry', 'interrupted'],
+      [2, 'delivered', null],
+    ]);
+    expect(mine().map((r) => r.headers['x-partner-delivery-id'])).toEqual(attempts.map((a) => a.id));
+  }, 120_000);
+
   it('on SIGTERM stops taking work, finishes the attempts in flight and exits; the rest waits for the next worker', async () => {
     const path = '/graceful';
-    receiver.respond((request) => ({ status: request.path === path ? 200 : 404, delayMs: request.path === path ? 800 : 0 }));
+    // Slow while the first worker runs (attempts in flight at SIGTERM); quick for the next, which
+    // drains one client's backlog at most PARTNER_WEBHOOK_CLIENT_CONCURRENCY at a time.
+    let slow = true;
+    receiver.respond((request) => ({ status: request.path === path ? 200 : 404, delayMs: request.path === path && slow ? 800 : 0 }));
     const partner = await newPartner(database.db, database.sql);
     const subscription = await subscribe(database.db, partner, receiver.url(path));
     await appendMany(partner, 400);
@@ -145,6 +191,7 @@ describe('crash safety', () => {
     expect(states.delivered).toBe(startedBeforeStop);
     expect(states.pending).toBe(400 - startedBeforeStop);
 
+    slow = false;
     const next = spawnWorker();
     await eventually(async () => expect(await deliveryStates(subscription.subscription_id)).toEqual({ delivered: 400 }), 60_000);
     next.child.kill('SIGTERM');

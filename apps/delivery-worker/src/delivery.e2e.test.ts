@@ -117,7 +117,7 @@ describe('webhook delivery, end to end', () => {
     const count = async () => {
       const [row] = (await database.db.execute(raw`
         select (select count(*) from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id where s.client_id = ${partner.clientId})::int as deliveries,
-               (select count(*) from pgboss.job where name = 'webhook-delivery')::int as jobs`)) as unknown as { deliveries: number; jobs: number }[];
+               (select count(*) from pgboss.job where name = 'webhook-delivery-sandbox')::int as jobs`)) as unknown as { deliveries: number; jobs: number }[];
       return row;
     };
     const before = await count();
@@ -125,7 +125,7 @@ describe('webhook delivery, end to end', () => {
     await expect(
       database.db.transaction(async (tx) => {
         await appendEvents(tx, { clientId: partner.clientId, environment: 'sandbox' }, [draft]);
-        const [inside] = (await tx.execute(raw`select count(*)::int as n from pgboss.job where name = 'webhook-delivery' and data->>'attempt' = '1' and state = 'created'`)) as unknown as { n: number }[];
+        const [inside] = (await tx.execute(raw`select count(*)::int as n from pgboss.job where name = 'webhook-delivery-sandbox' and data->>'attempt' = '1' and state = 'created'`)) as unknown as { n: number }[];
         expect(inside.n).toBeGreaterThan(0);
         throw new Error('roll back');
       }),

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, idempotencyKeys, webhookDeliveries, webhookDeliveryAttempts, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { DELIVERY_QUEUE, MAINTENANCE_CRON, MAINTENANCE_QUEUE } from '@lop/domain';
+import { DELIVERY_QUEUES, MAINTENANCE_CRON, MAINTENANCE_QUEUE } from '@lop/domain';
 import { eventually, newPartner, subscribe, testDatabaseUrl, workerConfig } from './testing/tenant';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
@@ -51,8 +51,10 @@ describe('the scheduled maintenance job', () => {
   });
 
   it('sets pg-boss’s own retention to the delivery history’s: nothing of a delivery outlives the configured days', async () => {
-    const queue = await workers[0].worker.queue.boss.getQueue(DELIVERY_QUEUE);
-    expect(queue).toMatchObject({ retentionSeconds: 2 * 86_400, deleteAfterSeconds: 86_400 });
+    for (const name of Object.values(DELIVERY_QUEUES)) {
+      const queue = await workers[0].worker.queue.boss.getQueue(name);
+      expect(queue).toMatchObject({ retentionSeconds: 2 * 86_400, deleteAfterSeconds: 86_400 });
+    }
   });
 
   it('prunes what outlived its window, in one worker only, and counts the rows per table', async () => {

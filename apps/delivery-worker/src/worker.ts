@@ -2,9 +2,11 @@ import type { AgentOptions } from 'node:https';
 import { pino, type Logger } from 'pino';
 import { connectDatabase, errorForLog } from '@lop/db';
 import {
+  AttemptInFlightError,
   countDeliveryAttempt,
   createDeliveryAgents,
-  DELIVERY_QUEUE,
+  DELIVERY_QUEUES,
+  jobExpirySeconds,
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
   openDeliveryQueue,
@@ -39,8 +41,14 @@ export interface RunningDeliveryWorker {
   close(): Promise<void>;
 }
 
-/** pg-boss workers per process; each fetches a batch and runs its attempts in parallel. */
-const LOCAL_WORKERS = 4;
+/**
+ * pg-boss workers per queue (one queue per environment); each fetches a batch and runs its
+ * attempts in parallel, and fetches again when the whole batch is done. One client's attempts are
+ * capped per process (PARTNER_WEBHOOK_CLIENT_CONCURRENCY, at most this many): its jobs come in as
+ * one batch while it is under the cap, so a client whose endpoints answer slowly keeps few
+ * workers waiting, and the others fetch past its backlog.
+ */
+const LOCAL_WORKERS = 8;
 
 /**
  * The worker's own logger: errors are logged without the SQL and parameters a failed query carries;
@@ -62,59 +70,76 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
 
   const localConcurrency = Math.min(LOCAL_WORKERS, settings.concurrency);
   const batchSize = Math.ceil(settings.concurrency / localConcurrency);
-  const database = connectDatabase(databaseUrl, { max: Math.min(10, localConcurrency * 2 + 2), applicationName: 'delivery-worker' });
+  // pg-boss allows no more per group than local workers.
+  const clientConcurrency = Math.min(settings.clientConcurrency, localConcurrency);
   const queue = await openDeliveryQueue({
     databaseUrl,
     settings: settings.queue,
     role: 'worker',
     applicationName: 'delivery-worker-pgboss',
-    poolSize: localConcurrency + 4,
+    poolSize: localConcurrency + 6,
     onError: (error) => logger.error({ err: error }, 'pg-boss error'),
     schedule: true,
   });
   const agents = createDeliveryAgents(options.tls);
-  const processor: DeliveryProcessor = {
-    db: database.db,
-    queue,
-    protector: protectorFor(config),
-    policy: settings.policy,
-    attempt: { timeoutMs: settings.attemptTimeoutMs, ...settings.destination, resolve: options.resolve, clock: options.clock, agents },
-  };
-
-  await queue.boss.work<DeliveryJob>(
-    DELIVERY_QUEUE,
-    {
-      batchSize,
-      localConcurrency,
-      burstWhenBatchFull: true,
-      pollingIntervalSeconds: settings.queue.pollIntervalSeconds,
-      notifyPollingIntervalSeconds: settings.queue.pollIntervalSeconds,
-      perJobResults: true,
-    },
-    async (jobs) => {
-      const results = await processDeliveryJobs(processor, jobs);
-      return jobs.map((job, i) => {
-        const result = results[i];
-        if (result.status === 'fulfilled') {
-          countDeliveryAttempt(result.value);
-          logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome: result.value }, 'delivery attempt');
-          return { id: job.id, status: 'completed' as const };
-        }
-        // Not a verdict on the receiver: the job is released and pg-boss runs it again later.
-        countDeliveryAttempt('released');
-        logger.warn({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'delivery attempt not finished; released for retry');
-        return { id: job.id, status: 'failed' as const, output: { message: (result.reason as Error).message } };
-      });
-    },
-  );
+  // Each environment has its own queue, workers and connections: production never waits behind sandbox.
+  const databases = (['production', 'sandbox'] as const).map((environment) => ({
+    environment,
+    database: connectDatabase(databaseUrl, { max: Math.min(6, localConcurrency + 2), applicationName: `delivery-worker-${environment}` }),
+  }));
+  for (const { environment, database } of databases) {
+    const processor: DeliveryProcessor = {
+      db: database.db,
+      queue,
+      protector: protectorFor(config),
+      policy: settings.policy,
+      attempt: { timeoutMs: settings.attemptTimeoutMs, ...settings.destination, resolve: options.resolve, clock: options.clock, agents },
+      leaseSeconds: jobExpirySeconds(settings.queue),
+    };
+    await queue.boss.work<DeliveryJob>(
+      DELIVERY_QUEUES[environment],
+      {
+        batchSize,
+        localConcurrency,
+        // Per API client (the job's group), in this process: one client's backlog or slow endpoints
+        // hold at most this many attempts, and the fetch skips that client's jobs meanwhile (an
+        // excess fetched concurrently is handed back at once). pg-boss's database-wide
+        // groupConcurrency was tried first: fetches woken by the same NOTIFY all read the same
+        // active count, and one client took all 16 slots of a limit of 4.
+        localGroupConcurrency: clientConcurrency,
+        burstWhenBatchFull: true,
+        pollingIntervalSeconds: settings.queue.pollIntervalSeconds,
+        notifyPollingIntervalSeconds: settings.queue.pollIntervalSeconds,
+        perJobResults: true,
+      },
+      async (jobs) => {
+        const results = await processDeliveryJobs(processor, jobs);
+        return jobs.map((job, i) => {
+          const result = results[i];
+          if (result.status === 'fulfilled') {
+            countDeliveryAttempt(result.value);
+            logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome: result.value }, 'delivery attempt');
+            return { id: job.id, status: 'completed' as const };
+          }
+          // Not a verdict on the receiver: the job is released and pg-boss runs it again later. That
+          // run never sends a second request for the same attempt: a claimed attempt is completed as
+          // interrupted and the next one waits for the schedule (attempt-log.ts).
+          countDeliveryAttempt('released');
+          if (result.reason instanceof AttemptInFlightError) logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt }, 'attempt still in flight elsewhere; job released');
+          else logger.error({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'internal error in a delivery job; job released');
+          return { id: job.id, status: 'failed' as const, output: { message: (result.reason as Error).message } };
+        });
+      },
+    );
+  }
   // The retention pass: scheduled by every worker, run by one of them at a time (maintenance-job.ts).
   await startMaintenance(queue.boss, {
-    sql: database.sql,
+    sql: databases[0].database.sql,
     settings: retentionSettings(config),
     onPass: (outcome) =>
       'error' in outcome ? logger.error({ err: outcome.error }, 'retention pass failed; pg-boss retries it') : logger.info({ pruned: outcome.pruned, seconds: outcome.seconds }, 'retention pass'),
   });
-  logger.info({ batchSize, localConcurrency }, 'webhook delivery worker started');
+  logger.info({ batchSize, localConcurrency, clientConcurrency }, 'webhook delivery worker started (one queue per environment)');
 
   let closing: Promise<void> | undefined;
   return {
@@ -123,7 +148,7 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
       (closing ??= (async () => {
         await queue.boss.stop({ graceful: true, timeout: settings.attemptTimeoutMs + 5_000 });
         agents.destroy();
-        await database.close();
+        await Promise.all(databases.map(({ database }) => database.close()));
       })()),
   };
 }

@@ -28,7 +28,7 @@ import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS'>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS'>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -47,7 +47,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   const everyRequest = [requestId, ...(metrics ? [requestMetrics(metrics)] : []), accessLog(logger)];
   app.use(...everyRequest);
 
-  const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT });
+  const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
   // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
     door,

@@ -144,7 +144,7 @@ describe('webhooks you can work with, in the sandbox', () => {
     endpoint.answers.set('specimen.updated', { status: 204, body: '' });
     await timed('webhooks: Recover since → dead letters replayed and delivered', async () => {
       await page.getByRole('button', { name: 'Recover' }).click();
-      await page.getByText('Replaying 1 dead letter as new deliveries.').waitFor();
+      await page.getByText('Replaying 1 event as new deliveries.').waitFor();
       await expect.poll(() => log().locator('li.delivery-entry[data-state="pending"]').count(), { timeout: 15_000 }).toBe(0);
     });
     const replay = log().locator('li.delivery-entry[data-state="delivered"]', { has: page.getByText('replay') }).first();

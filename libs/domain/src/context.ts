@@ -19,7 +19,7 @@ export interface RequestContext {
   /** Encrypts personal data at rest and authenticates event cursors. */
   protector: DataProtector;
   /**
-   * Spends one unit of `policy`'s budget for `subject` (an API key id), or throws PartnerError
+   * Spends one unit of `policy`'s budget for `subject` (auth/guard.ts RATE_LIMIT_SUBJECT), or throws PartnerError
    * `rate_limited`. The transport provides it (it owns the RateLimit-* headers); the core decides when.
    */
   spendRateLimit(policy: RateLimitPolicy, subject: string): Promise<void>;

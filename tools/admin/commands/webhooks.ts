@@ -63,7 +63,7 @@ function describeSubscription(s: Subscription): [string, string][] {
 }
 
 const attemptLine = (a: DeliveryView['attempts'][number]) =>
-  `    #${a.attempt} ${a.started_at} ${a.outcome}${a.status_code ? ` status ${a.status_code}` : ''}${a.error_class ? ` (${a.error_class})` : ''} ${a.duration_ms} ms` +
+  `    #${a.attempt} ${a.started_at} ${a.outcome}${a.status_code ? ` status ${a.status_code}` : ''}${a.error_class ? ` (${a.error_class})` : ''}${a.duration_ms === null ? '' : ` ${a.duration_ms} ms`}` +
   (a.next_attempt_at ? `, next at ${a.next_attempt_at}` : '');
 
 function describeDelivery(d: DeliveryView): string {

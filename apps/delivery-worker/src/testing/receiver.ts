@@ -17,8 +17,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Wait this long before answering (longer than the attempt timeout = a timeout). */
   delayMs?: number;
-  /** The response body; the worker keeps its first 2 KB with the attempt. */
-  body?: string;
+  /** The response body, text or raw bytes; the worker keeps its first 2 KB with the attempt. */
+  body?: string | Buffer;
 }
 
 export type Responder = (request: ReceivedRequest, index: number) => Reply;

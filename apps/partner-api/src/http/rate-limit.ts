@@ -40,6 +40,12 @@ export class PostgresRateLimitStore implements Store {
 }
 
 const kSubject = Symbol('rateLimitSubject');
+
+/** What a 429 says ran out, per budget. */
+const REFUSALS: Record<RateLimitPolicy, string> = {
+  create_order: 'Too many order creations for this API key',
+  webhook_operations: 'Too many webhook operations (test sends, resends, retries, recoveries, endpoint creations) for this API client in this environment',
+};
 type WithSubject = Request & { [kSubject]?: string };
 
 /**
@@ -61,7 +67,7 @@ export function rateLimitSpender(sql: Sql, limits: Record<RateLimitPolicy, numbe
         handler: (req: Request, _res: Response, next: NextFunction) => {
           const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
           const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
-          next(new PartnerError('rate_limited', `Too many order creations for this API key; retry after ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } }));
+          next(new PartnerError('rate_limited', `${REFUSALS[policy]}; retry after ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } }));
         },
         validate: { xForwardedForHeader: false, keyGeneratorIpFallback: false },
       }),

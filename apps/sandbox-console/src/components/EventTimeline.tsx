@@ -218,7 +218,7 @@ function DeliveryDetails({ deliveries, undelivered, subscriptions }: { deliverie
                         <td className="nowrap">{formatTime(a.started_at)}</td>
                         <td>{a.status_code ?? <span className="muted">{a.error_class ?? 'none'}</span>}</td>
                         <td>{a.outcome.replace('_', ' ')}</td>
-                        <td>{a.duration_ms} ms</td>
+                        <td>{a.duration_ms === null ? '—' : `${a.duration_ms} ms`}</td>
                       </tr>
                     ))}
                   </tbody>

@@ -30,6 +30,7 @@ export function deliveryStatus(d: { state: string; attempts_made: number }): { l
 }
 
 function attemptOutcome(a: Attempt): string {
+  if (a.outcome === 'sending') return 'in flight: sent, no answer yet';
   if (a.response) return `${a.response.status} · ${a.outcome.replace(/_/g, ' ')}`;
   return `${a.error_class ?? 'no answer'} · ${a.outcome.replace(/_/g, ' ')}`;
 }
@@ -49,7 +50,7 @@ export function AttemptDetail({ attempt }: { attempt: Attempt }) {
           </span>
           <strong>Attempt {attempt.attempt}</strong>
           <span>{attemptOutcome(attempt)}</span>
-          <span className="muted">{attempt.duration_ms} ms</span>
+          <span className="muted">{attempt.duration_ms === null ? 'in flight or interrupted' : `${attempt.duration_ms} ms`}</span>
           <time className="muted" dateTime={attempt.started_at}>
             {formatTime(attempt.started_at)}
           </time>

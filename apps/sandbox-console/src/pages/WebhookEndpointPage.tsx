@@ -180,7 +180,7 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
             recover.mutate({ ...id, since: new Date(since).toISOString() });
           }}
         >
-          <label htmlFor={sinceId}>Replay every dead letter since</label>
+          <label htmlFor={sinceId}>Replay every dead-lettered event since</label>
           <input id={sinceId} type="datetime-local" className="since" value={since} onChange={(e) => setSince(e.target.value)} required />
           <button type="submit" className="button secondary" disabled={!active || recover.isPending}>
             {recover.isPending ? 'Replaying…' : 'Recover'}
@@ -188,7 +188,8 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
         </form>
         {recover.isSuccess && (
           <p className="note" role="status">
-            {recover.data.data.replayed === 0 ? 'No dead letter to replay since then.' : `Replaying ${recover.data.data.replayed} dead letter${recover.data.data.replayed === 1 ? '' : 's'} as new deliveries.`}
+            {recover.data.data.replayed === 0 ? 'No dead-lettered event to replay since then.' : `Replaying ${recover.data.data.replayed} event${recover.data.data.replayed === 1 ? '' : 's'} as new deliveries.`}
+            {recover.data.data.remaining > 0 && ` ${recover.data.data.remaining} more remain: recover again once these are done.`}
           </p>
         )}
         {recover.isError && <ErrorNotice error={recover.error} title="Nothing was replayed." />}

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, customType, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { apiClients } from './clients';
 import { createdAt, environmentEnum, id } from './common';
 import { laboratories } from './laboratories';
@@ -61,6 +61,8 @@ export const webhookDeliveries = pgTable(
     traceparent: text('traceparent'),
     createdAt: createdAt(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
+    /** A dead letter whose event a recover call has replayed: never a candidate of another recover. */
+    recoveredAt: timestamp('recovered_at', { withTimezone: true }),
   },
   (t) => [
     // At most one original delivery per (event, subscription); replays are separate rows.
@@ -72,10 +74,16 @@ export const webhookDeliveries = pgTable(
   ],
 );
 
+/** Raw bytes (bytea): what a receiver answered, whatever it is (NUL bytes, invalid UTF-8). */
+const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+
 /**
  * Every attempt, as it happened, with what a partner needs to diagnose it (the sandbox console
  * shows it): the request headers as sent (the signature header included; never the signing
  * secret), the exact body signed and sent, and the first 2 KB of the receiver's answer.
+ * An attempt is written before its request leaves (outcome `sending`, until `in_flight_until`)
+ * and completed after it (libs/domain/src/webhooks/attempt-log.ts), so a worker killed
+ * mid-attempt still leaves the attempt in the log.
  */
 export const webhookDeliveryAttempts = pgTable(
   'webhook_delivery_attempts',
@@ -86,7 +94,8 @@ export const webhookDeliveryAttempts = pgTable(
       .references(() => webhookDeliveries.id),
     attemptNumber: integer('attempt_number').notNull(),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
-    durationMs: integer('duration_ms').notNull(),
+    /** Null while the attempt is in flight, and for one whose worker stopped before it ended. */
+    durationMs: integer('duration_ms'),
     statusCode: integer('status_code'),
     errorClass: text('error_class'),
     outcome: text('outcome').notNull(),
@@ -96,9 +105,11 @@ export const webhookDeliveryAttempts = pgTable(
     /** Null for attempts recorded before these columns existed, and when the guard refused the destination before any request. */
     requestHeaders: jsonb('request_headers').$type<Record<string, string>>(),
     requestBody: text('request_body'),
-    /** At most the first 2048 bytes of the receiver's body, decoded as UTF-8. */
-    responseBody: text('response_body'),
+    /** At most the first 2048 bytes of the receiver's body, as received. */
+    responseBody: bytes('response_body'),
     responseBodyTruncated: boolean('response_body_truncated'),
+    /** While the outcome is `sending`: when a worker may take the attempt as abandoned (its job's expiry). */
+    inFlightUntil: timestamp('in_flight_until', { withTimezone: true }),
   },
   (t) => [uniqueIndex('webhook_delivery_attempts_number_idx').on(t.deliveryId, t.attemptNumber)],
 );

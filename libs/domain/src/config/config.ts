@@ -37,6 +37,9 @@ const configSchema = z.object({
   PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(10).default(10),
   PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().min(0).max(3600).default(3600),
   PARTNER_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  // Attempts one API client may have in flight per environment in one worker process (at most 8,
+  // pg-boss's limit per group): its backlog or slow endpoints hold no more of the capacity than this.
+  PARTNER_WEBHOOK_CLIENT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(8),
   PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).max(60).default(2),
   // Base64 of 32 random bytes; without it, one is generated once into the data folder.
   PARTNER_ENCRYPTION_KEY: z
@@ -47,6 +50,9 @@ const configSchema = z.object({
   PARTNER_IDEMPOTENCY_WAIT_SECONDS: z.coerce.number().min(0).max(30).default(DEFAULT_IDEMPOTENCY_WAIT_SECONDS),
   // Order creations allowed per API key per minute, shared by all replicas.
   PARTNER_CREATE_ORDER_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(120),
+  // Webhook operations that make the service send or replay (test sends, resends, retries now,
+  // recoveries, endpoint creations) per API client and environment per minute, shared by all replicas.
+  PARTNER_WEBHOOK_OPERATION_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(30),
   // Retention (libs/domain/src/retention): the contract keeps idempotency keys at least 24 hours, so no setting may go below.
   PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: z.coerce.number().min(24, 'must be at least 24 (idempotency keys are kept at least 24 hours)').max(8760).default(48),
   PARTNER_WEBHOOK_RETENTION_DAYS: z.coerce.number().min(1).max(3650).default(30),

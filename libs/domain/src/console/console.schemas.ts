@@ -26,7 +26,7 @@ export type ConsoleOrderPage = z.infer<typeof consoleOrderPageSchema>;
 export const consoleDeliveryAttemptSchema = z.object({
   attempt: z.number().int(),
   started_at: timestampSchema,
-  duration_ms: z.number().int(),
+  duration_ms: z.number().int().nullable().meta({ description: 'Null while the attempt is in flight (outcome `sending`) and for an attempt whose worker stopped mid-attempt (error_class `interrupted`).' }),
   status_code: z.number().int().nullable(),
   error_class: z.string().nullable(),
   outcome: z.string(),
@@ -144,7 +144,7 @@ export const consoleWebhookAttemptSchema = z.object({
   attempt: z.number().int(),
   attempt_id: z.uuid().meta({ description: 'The x-partner-delivery-id this attempt was sent with.' }),
   started_at: timestampSchema,
-  duration_ms: z.number().int(),
+  duration_ms: z.number().int().nullable().meta({ description: 'Null while the attempt is in flight (outcome `sending`) and for an attempt whose worker stopped mid-attempt (error_class `interrupted`).' }),
   outcome: z.string(),
   error_class: z.string().nullable(),
   next_attempt_at: timestampSchema.nullable(),
@@ -154,7 +154,11 @@ export const consoleWebhookAttemptSchema = z.object({
     .nullable()
     .meta({ description: 'Null when no request was made (the destination was refused) or for attempts recorded before requests were kept.' }),
   response: z
-    .object({ status: z.number().int(), body_excerpt: z.string().nullable(), truncated: z.boolean().nullable() })
+    .object({
+      status: z.number().int(),
+      body_excerpt: z.string().nullable().meta({ description: "The first 2 KB of the receiver's body, decoded as UTF-8 (an invalid sequence shows as U+FFFD)." }),
+      truncated: z.boolean().nullable(),
+    })
     .nullable()
     .meta({ description: 'Null when the receiver did not answer (timeout, network error).' }),
 });
@@ -186,6 +190,7 @@ export const consoleWebhookDeliveryPageSchema = z.object({
 export const consoleWebhookRecoverySchema = z.object({
   subscription_id: z.uuid(),
   since: timestampSchema,
-  replayed: z.number().int(),
+  replayed: z.number().int().meta({ description: 'Events replayed by this call (one new delivery each), at most 1,000.' }),
+  remaining: z.number().int().meta({ description: 'Events with a dead letter since `since` that this call left for a next one (over the per-call maximum).' }),
   deliveries: z.array(consoleWebhookDeliverySchema),
 });

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
@@ -9,6 +9,7 @@ import { SCOPES } from '../auth/scopes';
 import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
 import type { RequestContext } from '../context';
+import { appendEvents, type EventDraft } from '../events/append';
 import { acceptOrder } from '../laboratory-operations/acceptance';
 import { eventsOf, newOrder, openTestDatabase } from '../laboratory-operations/test-support';
 import type { OrderRow } from '../orders/order-resource';
@@ -69,6 +70,23 @@ async function deliveryOf(subscriptionId: string, eventId: string | null, values
   return row;
 }
 
+const eventData = (order: OrderRow): EventDraft['data'] => ({
+  order_id: order.id,
+  external_order_id: 'recover',
+  program_id: order.programId,
+  client_id: order.clientId,
+  environment: 'sandbox',
+  lifecycle: 'active',
+});
+
+/** Three events of a fresh order's stream (ids), for dead letters to point at. */
+async function threeEvents(): Promise<string[]> {
+  const { order } = await newOrder(db);
+  const drafts: EventDraft[] = Array.from({ length: 3 }, () => ({ type: 'order.updated', occurredAt: new Date(), data: eventData(order) }));
+  const appended = await db.transaction((tx) => appendEvents(tx, { clientId: order.clientId, environment: 'sandbox' }, drafts));
+  return appended.map((e) => e.event_id);
+}
+
 describe('sandbox webhook self-service (console)', () => {
   it('registers an endpoint under the destination guard and loopback rule, shows the secret once, and never again', async () => {
     const { order } = await newOrder(db);
@@ -91,6 +109,23 @@ describe('sandbox webhook self-service (console)', () => {
     const rotated = (await api.rotateSecret({ subscription_id: created.subscription_id })).data;
     expect(rotated.secret).not.toBe(created.secret);
     expect((await api.update({ subscription_id: created.subscription_id, event_types: ['order.updated'] })).data.event_types).toEqual(['order.updated']);
+  });
+
+  it('25 concurrent endpoint creations (one batch) create at most the cap of 10; the rest are refused with a clear conflict', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const calls = await Promise.allSettled(Array.from({ length: 25 }, (_, i) => api.create({ url: `${receiverUrl}/${i}`, event_types: ['order.created'] })));
+    const created = calls.filter((c) => c.status === 'fulfilled');
+    expect(created).toHaveLength(10);
+    for (const call of calls) {
+      if (call.status === 'rejected') expect(call.reason).toMatchObject({ errorCode: 'conflict', details: [{ issue: 'too_many_endpoints' }], message: expect.stringMatching(/at most 10/) });
+    }
+    const rows = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.clientId, order.clientId));
+    expect(rows).toHaveLength(10);
+    // Disabling one frees a place: the cap counts active endpoints.
+    await api.disable({ subscription_id: rows[0].id });
+    await expect(api.create({ url: `${receiverUrl}/again`, event_types: ['order.created'] })).resolves.toBeDefined();
+    await expect(api.create({ url: `${receiverUrl}/over`, event_types: ['order.created'] })).rejects.toMatchObject({ details: [{ issue: 'too_many_endpoints' }] });
   });
 
   it('is sandbox only: the console door refuses production keys, and the domain refuses a production caller on its own', async () => {
@@ -144,6 +179,25 @@ describe('sandbox webhook self-service (console)', () => {
     expect(log.deliveries.map((d) => d.delivery_id)).toEqual([test.delivery_id]);
   });
 
+  it('sendTest reports what the receiver answered, NUL bytes and invalid UTF-8 included, instead of refusing the call', async () => {
+    const answer = Buffer.concat([Buffer.from('{"error":"'), Buffer.from([0, 0xff, 0xfe, 0]), Buffer.from('"}')]);
+    const hostile = createServer((_req, res) => res.writeHead(400).end(answer));
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const { order } = await newOrder(db);
+      const api = callerFor(await keyFor(order));
+      const endpoint = (await api.create({ url: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/hooks`, event_types: ['order.updated'] })).data;
+      const test = (await api.sendTest({ subscription_id: endpoint.subscription_id })).data;
+      expect(test).toMatchObject({ kind: 'test', state: 'failed', attempts_made: 1, last_status_code: 400 });
+      expect(test.attempts).toHaveLength(1);
+      expect(test.attempts[0]).toMatchObject({ outcome: 'failed', error_class: 'http_status', response: { status: 400, body_excerpt: '{"error":"\u0000\ufffd\ufffd\u0000"}', truncated: false } });
+      const [stored] = await db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, test.delivery_id));
+      expect(stored.responseBody).toEqual(answer);
+    } finally {
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+    }
+  });
+
   it('resends a finished delivery as a replay, retries a waiting one now, and refuses what cannot be done', async () => {
     const { order } = await newOrder(db);
     const api = callerFor(await keyFor(order));
@@ -165,36 +219,94 @@ describe('sandbox webhook self-service (console)', () => {
     const waiting = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', replayOf: dead.id, state: 'pending', attemptsMade: 1, nextAttemptAt: new Date(Date.now() + 3_600_000) });
     const retried = (await api.retryNow({ delivery_id: waiting.id })).data;
     expect(new Date(retried.next_attempt_at!).getTime()).toBeLessThan(Date.now() + 5_000);
-    const jobs = await db.execute(sql`select data from pgboss.job where name = 'webhook-delivery' and data->>'delivery_id' = ${waiting.id}`);
+    const jobs = await db.execute(sql`select data from pgboss.job where name = 'webhook-delivery-sandbox' and data->>'delivery_id' = ${waiting.id}`);
     expect((jobs as unknown as { data: unknown }[]).map((j) => j.data)).toEqual([{ delivery_id: waiting.id, attempt: 2 }]);
+
+    // Its second attempt in flight: retry now would start a third beside it; refused.
+    await db.insert(webhookDeliveryAttempts).values({ deliveryId: waiting.id, attemptNumber: 2, startedAt: new Date(), outcome: 'sending', inFlightUntil: new Date(Date.now() + 15_000) });
+    await db.update(webhookDeliveries).set({ attemptsMade: 2 }).where(eq(webhookDeliveries.id, waiting.id));
+    await expect(api.retryNow({ delivery_id: waiting.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'attempt_in_flight' }] });
 
     const test = await deliveryOf(endpoint.subscription_id, null, { state: 'failed' });
     await expect(api.resend({ delivery_id: test.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'test_delivery' }] });
   });
 
-  it('recovers every dead letter since a time, except those already replayed', async () => {
+  it('recovers each dead-lettered event since a time once per call, never once per dead letter', async () => {
     const { order } = await newOrder(db);
     const api = callerFor(await keyFor(order));
     const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
-    await acceptOrder(db, { order_id: order.id });
-    const [event] = await eventsOf(db, order);
-    const old = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', createdAt: new Date(Date.now() - 86_400_000) });
+    const [oldEvent, chainEvent, deliveredEvent] = await threeEvents();
     const since = new Date(Date.now() - 3_600_000);
-    const recent = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay' });
-    const recovered = await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay' });
-    await deliveryOf(endpoint.subscription_id, event.id, { kind: 'replay', replayOf: recovered.id, state: 'delivered' });
+    // Before `since`: not recovered.
+    await deliveryOf(endpoint.subscription_id, oldEvent, { kind: 'replay', createdAt: new Date(Date.now() - 86_400_000) });
+    // The original dead letter and its replay's own dead letter: one event, replayed once.
+    const original = await deliveryOf(endpoint.subscription_id, chainEvent, { kind: 'replay' });
+    const replayDead = await deliveryOf(endpoint.subscription_id, chainEvent, { kind: 'replay', replayOf: original.id });
+    // Received after all: needs no replay.
+    const dead = await deliveryOf(endpoint.subscription_id, deliveredEvent, { kind: 'replay' });
+    await deliveryOf(endpoint.subscription_id, deliveredEvent, { kind: 'replay', replayOf: dead.id, state: 'delivered' });
     await deliveryOf(endpoint.subscription_id, null, { state: 'failed' });
 
-    const result = (await api.recover({ subscription_id: endpoint.subscription_id, since: since.toISOString() })).data;
-    expect(result.replayed).toBe(1);
-    expect(result.deliveries.map((d) => d.replay_of)).toEqual([recent.id]);
-    expect(result.deliveries.map((d) => d.replay_of)).not.toContain(old.id);
-    // Twice is harmless: the dead letter now has a pending replay.
-    expect((await api.recover({ subscription_id: endpoint.subscription_id, since: since.toISOString() })).data.replayed).toBe(0);
+    const recover = () => api.recover({ subscription_id: endpoint.subscription_id, since: since.toISOString() });
+    const first = (await recover()).data;
+    expect(first).toMatchObject({ replayed: 1, remaining: 0 });
+    expect(first.deliveries.map((d) => [d.event_id, d.replay_of, d.state])).toEqual([[chainEvent, replayDead.id, 'pending']]);
+    // Again while the replay is pending: nothing.
+    expect((await recover()).data).toMatchObject({ replayed: 0, remaining: 0 });
+    // The replay dead-letters too: the next call replays the event once more, not once per dead letter.
+    await db.update(webhookDeliveries).set({ state: 'dead_lettered' }).where(eq(webhookDeliveries.id, first.deliveries[0].delivery_id));
+    const third = (await recover()).data;
+    expect(third.deliveries.map((d) => [d.event_id, d.replay_of])).toEqual([[chainEvent, first.deliveries[0].delivery_id]]);
 
     const failing = (await api.deliveries({ subscription_id: endpoint.subscription_id, filter: 'failing' })).data.deliveries;
     expect(failing.every((d) => d.state === 'dead_lettered' || d.state === 'failed' || (d.state === 'pending' && d.attempts_made > 0))).toBe(true);
-    expect(failing.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('five concurrent recover calls (a batch, two tabs) produce one set of replays', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const events = await threeEvents();
+    for (const event of events) await deliveryOf(endpoint.subscription_id, event, { kind: 'replay' });
+    const calls = await Promise.allSettled(Array.from({ length: 5 }, () => api.recover({ subscription_id: endpoint.subscription_id, since: new Date(0).toISOString() })));
+    const replayed = calls.flatMap((c) => (c.status === 'fulfilled' ? c.value.data.deliveries.map((d) => d.event_id) : []));
+    expect(replayed.sort()).toEqual([...events].sort());
+    for (const call of calls) if (call.status === 'rejected') expect(call.reason).toMatchObject({ code: 'CONFLICT', details: [{ issue: 'recovery_in_progress' }] });
+    const replays = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id), eq(webhookDeliveries.state, 'pending')));
+    expect(replays).toHaveLength(3);
+  });
+
+  it('resend is idempotent while a delivery of the event is pending: five at once make one replay', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const [event] = await threeEvents();
+    const dead = await deliveryOf(endpoint.subscription_id, event, { kind: 'replay' });
+    const calls = await Promise.allSettled(Array.from({ length: 5 }, () => api.resend({ delivery_id: dead.id })));
+    expect(calls.filter((c) => c.status === 'fulfilled')).toHaveLength(1);
+    for (const c of calls) {
+      if (c.status === 'rejected') expect(c.reason).toMatchObject({ code: 'CONFLICT', details: [{ issue: expect.stringMatching(/^(replay_pending|recovery_in_progress)$/) }] });
+    }
+    await expect(api.resend({ delivery_id: dead.id })).rejects.toMatchObject({ code: 'CONFLICT', details: [{ issue: 'replay_pending' }] });
+    // Recover skips the event for the same reason.
+    expect((await api.recover({ subscription_id: endpoint.subscription_id, since: new Date(0).toISOString() })).data).toMatchObject({ replayed: 0, remaining: 0 });
+    const pending = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id), eq(webhookDeliveries.state, 'pending')));
+    expect(pending).toHaveLength(1);
+  });
+
+  it('replays at most 1,000 events per call and says how many remain', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const stream = { clientId: order.clientId, environment: 'sandbox' as const };
+    const drafts: EventDraft[] = Array.from({ length: 1_001 }, () => ({ type: 'order.updated', occurredAt: new Date(), data: eventData(order) }));
+    const appended = await db.transaction((tx) => appendEvents(tx, stream, drafts));
+    await client`
+      insert into webhook_deliveries (subscription_id, event_id, kind, state, attempts_made)
+      select ${endpoint.subscription_id}, unnest(${appended.map((e) => e.event_id)}::uuid[]), 'replay', 'dead_lettered', 7`;
+    const recover = () => api.recover({ subscription_id: endpoint.subscription_id, since: new Date(0).toISOString() });
+    expect((await recover()).data).toMatchObject({ replayed: 1_000, remaining: 1 });
+    expect((await recover()).data).toMatchObject({ replayed: 1, remaining: 0 });
   });
 
   it('disables an endpoint: pending deliveries cancelled, no test event sent to it', async () => {

@@ -5,10 +5,11 @@ import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { replayDelivery, replaysOf, sendTestDelivery } from '../webhooks/deliveries';
+import { SENDING } from '../webhooks/attempt-log';
+import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, ReplayPendingError, replaysOf, sendTestDelivery } from '../webhooks/deliveries';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
-import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
+import { createSubscription, disableSubscription, rotateSubscriptionSecret, SubscriptionLimitError, type SubscriptionRow } from '../webhooks/subscriptions';
 import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
 
 /**
@@ -79,7 +80,8 @@ async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise
             subscriptionId: webhookDeliveries.subscriptionId,
             delivered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'delivered')::int`,
             pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
-            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attemptsMade} > 0)::int`,
+            // A failed attempt leaves its error class; a first attempt in flight has none yet.
+            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null)::int`,
             deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
           })
           .from(webhookDeliveries)
@@ -131,18 +133,19 @@ export async function createWebhookEndpoint(
   settings: WebhookSelfServiceSettings,
 ) {
   requireSandbox(caller);
-  const [{ active }] = await db
-    .select({ active: sql<number>`count(*)::int` })
-    .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.clientId, caller.clientId), eq(webhookSubscriptions.environment, 'sandbox'), eq(webhookSubscriptions.status, 'active')));
-  if (active >= MAX_SANDBOX_ENDPOINTS) {
-    throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
-      details: [{ issue: 'too_many_endpoints' }],
-    });
-  }
-  const created = await createSubscription(db, protector, { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)] }, settings.destination).catch(
-    (error: unknown) => asPartnerError(error),
-  );
+  const created = await createSubscription(
+    db,
+    protector,
+    { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)], maxActive: MAX_SANDBOX_ENDPOINTS },
+    settings.destination,
+  ).catch((error: unknown) => {
+    if (error instanceof SubscriptionLimitError) {
+      throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
+        details: [{ issue: 'too_many_endpoints' }],
+      });
+    }
+    return asPartnerError(error);
+  });
   return { ...(await endpointOf(db, caller, created.subscription_id)), secret: created.secret };
 }
 
@@ -234,7 +237,7 @@ async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; u
         next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
         retry_after_seconds: a.retryAfterSeconds,
         request: a.requestHeaders ? { method: 'POST' as const, url, headers: a.requestHeaders, body: a.requestBody } : null,
-        response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: a.responseBody, truncated: a.responseBodyTruncated } : null,
+        response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: excerptText(a.responseBody), truncated: a.responseBodyTruncated } : null,
       })),
   }));
 }
@@ -293,7 +296,7 @@ export async function listWebhookDeliveries(
   const filter = input.filter ?? 'all';
   const state =
     filter === 'failing'
-      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attemptsMade} > 0))`
+      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
       : filter === 'all'
         ? undefined
         : eq(webhookDeliveries.state, filter);
@@ -317,6 +320,9 @@ export async function listWebhookDeliveries(
 
 const requestedBy = (caller: Caller) => `sandbox console (key ${caller.keyId})`;
 
+const recoveryInProgress = () =>
+  new PartnerError('conflict', 'A recovery or resend of this endpoint is running right now; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
+
 /** Delivers the same event again as a new delivery (a replay); the original stays as it was. */
 export async function resendWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
   const original = await getWebhookDelivery(db, caller, deliveryId);
@@ -328,7 +334,15 @@ export async function resendWebhookDelivery(db: Database, caller: Caller, delive
       details: [{ issue: 'delivery_pending' }],
     });
   }
-  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => asPartnerError(error));
+  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => {
+    if (error instanceof ReplayPendingError) {
+      throw new PartnerError('conflict', 'A delivery of this event to this endpoint is still pending; resend it once that one is delivered or dead-lettered.', {
+        details: [{ issue: 'replay_pending' }],
+      });
+    }
+    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
+    return asPartnerError(error);
+  });
   return getWebhookDelivery(db, caller, replay.delivery_id);
 }
 
@@ -347,6 +361,9 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
       { details: [{ issue: 'not_waiting_for_retry' }] },
     );
   }
+  if (delivery.attempts.at(-1)?.outcome === SENDING) {
+    throw new PartnerError('conflict', 'An attempt of this delivery is in flight right now; read it again in a moment.', { details: [{ issue: 'attempt_in_flight' }] });
+  }
   const queue = await requireDeliveryQueue();
   const moved = await db.transaction(async (tx) => {
     const [row] = await tx
@@ -354,44 +371,31 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
       .set({ nextAttemptAt: sql`now()` })
       .where(and(eq(webhookDeliveries.id, delivery.delivery_id), eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attemptsMade, delivery.attempts_made)))
       .returning({ id: webhookDeliveries.id });
-    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1 }]);
+    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1, environment: caller.environment, clientId: caller.clientId }]);
     return Boolean(row);
   });
   if (!moved) throw new PartnerError('conflict', 'The delivery moved on while you asked (an attempt just ran); read it again.', { details: [{ issue: 'delivery_changed' }] });
   return getWebhookDelivery(db, caller, delivery.delivery_id);
 }
 
-/** At most this many dead letters are replayed by one recovery. */
-export const RECOVER_MAX = 500;
-
 /**
- * Svix's "recover": replays every dead letter of the endpoint created since `since`, except
- * those already replayed (a replay of it is pending or delivered), oldest first.
+ * Svix's "recover" (webhooks/deliveries.ts recoverDeadLetters): one replay per dead-lettered event
+ * of the endpoint created since `since`, oldest first, at most RECOVER_MAX_EVENTS per call;
+ * `remaining` says how many more a next call would replay. A concurrent call of the same
+ * endpoint is refused with 409 recovery_in_progress.
  */
 export async function recoverWebhookDeliveries(db: Database, caller: Caller, subscriptionId: string, since: Date) {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, subscriptionId);
   if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
-  const dead = await db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .where(
-      and(
-        eq(webhookDeliveries.subscriptionId, subscription.id),
-        eq(webhookDeliveries.state, 'dead_lettered'),
-        sql`${webhookDeliveries.eventId} is not null`,
-        sql`${webhookDeliveries.createdAt} >= ${since.toISOString()}::timestamptz`,
-        sql`not exists (select 1 from webhook_deliveries r where r.replay_of = ${webhookDeliveries.id} and r.state in ('pending', 'delivered'))`,
-      ),
-    )
-    .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
-    .limit(RECOVER_MAX);
   const queue = await requireDeliveryQueue();
-  const replays: string[] = [];
-  for (const { id } of dead) replays.push((await replayDelivery(db, queue, id, requestedBy(caller))).delivery_id);
+  const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
+    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
+    throw error;
+  });
   const rows =
-    replays.length === 0
+    replayIds.length === 0
       ? []
-      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replays)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
-  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replays.length, deliveries: await describeDeliveries(db, rows) };
+      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replayIds)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
+  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replayIds.length, remaining, deliveries: await describeDeliveries(db, rows) };
 }

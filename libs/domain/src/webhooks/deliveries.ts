@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, inArray } from 'drizzle-orm';
-import { webhookDeliveries, webhookDeliveryAttempts, type Database } from '@lop/db';
+import { sqlOf, webhookDeliveries, webhookDeliveryAttempts, type Database, type Transaction } from '@lop/db';
+import type { Environment } from '../auth/scopes';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
 import { activeTraceparent } from '../telemetry/tracing';
+import { claimAttempt, completeAttempt, verdictOf } from './attempt-log';
 import { attemptDelivery, systemClock, type AttemptOptions } from './delivery-attempt';
 import type { DeliveryQueue } from './delivery-queue';
 import { decideNext } from './retry-policy';
@@ -106,10 +108,32 @@ export async function getDelivery(db: Database, deliveryId: string): Promise<Del
   return (await withAttempts(db, [row]))[0];
 }
 
+/** Another replay or recovery of the same endpoint holds the endpoint's replay lock right now. */
+export class RecoveryInProgressError extends ControlPlaneError {
+  override name = 'RecoveryInProgressError';
+}
+
+/** The event already has a delivery pending on the endpoint: a second one would only duplicate it. */
+export class ReplayPendingError extends ControlPlaneError {
+  override name = 'ReplayPendingError';
+}
+
+/**
+ * Every replay of an endpoint (resend, recover) runs under this transaction-scoped advisory lock,
+ * taken with try: a concurrent one is refused at once instead of holding a pooled connection
+ * while it waits.
+ */
+async function lockEndpointReplays(tx: Transaction, subscriptionId: string): Promise<void> {
+  const [{ locked }] = await sqlOf(tx)<{ locked: boolean }[]>`
+    select pg_try_advisory_xact_lock(hashtext('webhook_recover'), hashtext(${subscriptionId})) as locked`;
+  if (!locked) throw new RecoveryInProgressError(`a replay or recovery of webhook subscription ${subscriptionId} is already running; try again in a moment`);
+}
+
 /**
  * A new delivery (new delivery id, fresh attempt chain) of the same event to the same
  * subscription, linked to the original by `replay_of` and recording who asked. The original is
- * left exactly as it was: the history stays auditable.
+ * left exactly as it was: the history stays auditable. Idempotent while it matters: refused when
+ * a delivery of the event to the endpoint is still pending (a replay asked twice, two tabs).
  */
 export async function replayDelivery(db: Database, queue: DeliveryQueue, deliveryId: string, requestedBy: string): Promise<DeliveryView> {
   const replayId = await db.transaction(async (tx) => {
@@ -117,25 +141,95 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
     if (!original) throw new ControlPlaneError(`no webhook delivery ${deliveryId}`);
     if (!original.eventId) throw new ControlPlaneError(`delivery ${deliveryId} is a test delivery; send a new one with webhooks test`);
     if (original.state === 'pending') throw new ControlPlaneError(`delivery ${deliveryId} is still pending; replay it once it is delivered or dead-lettered`);
-    const subscription = await getSubscription(db, original.subscriptionId);
+    // On the transaction's own connection: a second pooled one per replay could exhaust the pool.
+    const subscription = await getSubscription(tx, original.subscriptionId);
     if (subscription.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`);
+    await lockEndpointReplays(tx, subscription.id);
+    const [pending] = await tx
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.subscriptionId, subscription.id), eq(webhookDeliveries.eventId, original.eventId), eq(webhookDeliveries.state, 'pending')))
+      .limit(1);
+    if (pending) throw new ReplayPendingError(`delivery ${pending.id} of the same event is still pending; replay once it is delivered or dead-lettered`);
     const [replay] = await tx
       .insert(webhookDeliveries)
       // The replay's attempts join the trace of whoever asked for it (a console request), not the original's.
       .values({ subscriptionId: original.subscriptionId, eventId: original.eventId, kind: 'replay', replayOf: original.id, requestedBy, state: 'pending', nextAttemptAt: new Date(), traceparent: activeTraceparent() })
       .returning({ id: webhookDeliveries.id });
-    await queue.enqueue(tx, [{ delivery_id: replay.id, attempt: 1 }]);
+    await queue.enqueue(tx, [{ delivery_id: replay.id, attempt: 1, environment: subscription.environment, clientId: subscription.clientId }]);
     return replay.id;
   });
   return getDelivery(db, replayId);
+}
+
+/** At most this many events are replayed by one recover call; the answer says how many remain. */
+export const RECOVER_MAX_EVENTS = 1000;
+
+/**
+ * Svix's "recover": one replay per dead-lettered EVENT of the endpoint since `since`, oldest
+ * first, at most `limit`. In one transaction, under a transaction-scoped advisory lock of the
+ * endpoint (a concurrent call is refused at once instead of waiting on a pooled connection): the
+ * dead letters whose events are replayed are marked recovered, so neither a concurrent call nor a
+ * later one replays them again. A replay that dead-letters is a new dead letter of its event, and
+ * the next call replays that event once more: once per event per call, never once per dead letter
+ * (which is how replays multiplied). An event with a delivery still pending on the endpoint is
+ * left to it, and one the endpoint has received (a delivered delivery) needs no replay.
+ */
+export async function recoverDeadLetters(
+  db: Database,
+  queue: DeliveryQueue,
+  input: { subscriptionId: string; environment: Environment; clientId: string; since: Date; requestedBy: string; limit?: number },
+): Promise<{ replayIds: string[]; remaining: number }> {
+  const limit = input.limit ?? RECOVER_MAX_EVENTS;
+  return db.transaction(async (tx) => {
+    const client = sqlOf(tx);
+    await lockEndpointReplays(tx, input.subscriptionId);
+    const since = input.since.toISOString();
+    const [row] = await client<{ candidates: number; replay_ids: string[] }[]>`
+      with candidates as (
+        select d.event_id, (array_agg(d.id order by d.created_at desc, d.id desc))[1] as latest, min(d.created_at) as first_at
+        from webhook_deliveries d
+        where d.subscription_id = ${input.subscriptionId} and d.state = 'dead_lettered' and d.event_id is not null
+          and d.recovered_at is null and d.created_at >= ${since}::timestamptz
+          and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.event_id = d.event_id and p.state in ('pending', 'delivered'))
+        group by d.event_id),
+      chosen as (select * from candidates order by first_at, event_id limit ${limit}),
+      marked as (
+        update webhook_deliveries d set recovered_at = now()
+        from chosen c
+        where d.subscription_id = ${input.subscriptionId} and d.event_id = c.event_id and d.state = 'dead_lettered'
+          and d.recovered_at is null and d.created_at >= ${since}::timestamptz
+        returning d.id),
+      replays as (
+        insert into webhook_deliveries (subscription_id, event_id, kind, replay_of, requested_by, state, next_attempt_at, traceparent)
+        select ${input.subscriptionId}, c.event_id, 'replay', c.latest, ${input.requestedBy}, 'pending', now(), ${activeTraceparent()}::text
+        from chosen c
+        order by c.first_at, c.event_id
+        returning id)
+      select (select count(*) from candidates)::int as candidates,
+             (select count(*) from marked)::int as marked,
+             coalesce((select array_agg(id) from replays), '{}') as replay_ids`;
+    const replayIds = row.replay_ids;
+    await queue.enqueue(
+      tx,
+      replayIds.map((id) => ({ delivery_id: id, attempt: 1, environment: input.environment, clientId: input.clientId })),
+    );
+    return { replayIds, remaining: row.candidates - replayIds.length };
+  });
+}
+
+/** A stored answer excerpt as text for a reader: UTF-8, an invalid sequence as U+FFFD (a NUL stays a NUL). */
+export function excerptText(bytes: Buffer | null): string | null {
+  return bytes === null ? null : new TextDecoder('utf-8', { fatal: false }).decode(bytes);
 }
 
 /**
  * A signed test delivery, sent now from the calling process: an event envelope of `type`
  * (default order.created) built like a real one, with every header a real delivery carries,
  * flagged as a test (test-event.ts, TEST_DELIVERY_HEADER). The event is in no stream. Recorded
- * as a `test` delivery with its one attempt, whose id is the x-partner-delivery-id sent; never
- * retried.
+ * as a `test` delivery with its one attempt (claimed before the request leaves, like every
+ * attempt), whose id is the x-partner-delivery-id sent; never retried. Whatever the receiver
+ * answers is its outcome: the caller gets the delivery back.
  */
 export async function sendTestDelivery(db: Database, protector: DataProtector, subscriptionId: string, options: Omit<AttemptOptions, 'signal'>, test: { type?: EventType } = {}) {
   const subscription = await getSubscription(db, subscriptionId);
@@ -145,6 +239,17 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
   const event = testEvent(test.type ?? 'order.created', subscription, new Date(clock()));
   const body = JSON.stringify(event);
   const attemptId = randomUUID();
+  const claim = (sending: { startedAt: Date; address: string | null; requestHeaders: Record<string, string> | null }) =>
+    claimAttempt(db, {
+      deliveryId: delivery.id,
+      attempt: 1,
+      attemptId,
+      ...sending,
+      requestBody: sending.requestHeaders === null ? null : body,
+      maxAttempts: 1,
+      leaseSeconds: Math.ceil(options.timeoutMs / 1000) + 5,
+    });
+  let claimed = false;
   const report = await attemptDelivery(
     {
       url: subscription.url,
@@ -154,38 +259,21 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
       deliveryId: attemptId,
       eventId: event.event_id,
       test: true,
+      beforeSend: async (sending) => {
+        claimed = await claim(sending);
+      },
     },
     options,
   );
+  if (!claimed) await claim({ startedAt: report.startedAt, address: report.address, requestHeaders: null });
   // One attempt only: classify it like a delivery's last attempt.
   const decision = decideNext(report.result, 1, { delaysSeconds: [], retryAfterMaxSeconds: 0 }, clock());
-  const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
-  await db.transaction(async (tx) => {
-    await tx
-      .update(webhookDeliveries)
-      .set({
-        state: decision.outcome === 'delivered' ? 'delivered' : 'failed',
-        attemptsMade: 1,
-        lastStatusCode: report.statusCode,
-        lastErrorClass: errorClass,
-        completedAt: new Date(clock()),
-      })
-      .where(eq(webhookDeliveries.id, delivery.id));
-    await tx.insert(webhookDeliveryAttempts).values({
-      id: attemptId,
-      deliveryId: delivery.id,
-      attemptNumber: 1,
-      startedAt: report.startedAt,
-      durationMs: report.durationMs,
-      statusCode: report.statusCode,
-      errorClass,
-      outcome: decision.outcome === 'delivered' ? 'delivered' : 'failed',
-      destinationAddress: report.address,
-      requestHeaders: report.requestHeaders,
-      requestBody: report.requestHeaders === null ? null : body,
-      responseBody: report.responseBody,
-      responseBodyTruncated: report.responseBodyTruncated,
-    });
+  const outcome = decision.outcome === 'delivered' ? 'delivered' : 'failed';
+  await completeAttempt(db, null, {
+    ...verdictOf(delivery.id, 1, report, decision, clock()),
+    outcome,
+    deliveryState: outcome,
+    failureReason: null,
   });
   return { ...(await getDelivery(db, delivery.id)), detail: report.detail };
 }

@@ -11,8 +11,9 @@ import { deliveryHeaders } from './signature';
  * One HTTP attempt of one delivery: vet the destination (fresh DNS), sign the exact bytes, POST
  * them to the vetted address with the original host name for SNI and Host, never follow a
  * redirect, and give up after the per-attempt timeout. From the answer the status code and
- * Retry-After decide what happens next; the first 2 KB of the body are kept for the partner to
- * read (sandbox console), the rest is discarded unread.
+ * Retry-After decide what happens next; the first 2 KB of the body are kept, as bytes, for the
+ * partner to read (sandbox console), the rest is discarded unread. `beforeSend` runs once the
+ * request is signed and before it leaves: the caller records the attempt there.
  */
 
 /** Milliseconds since the epoch; injectable so tests can move time. */
@@ -29,6 +30,23 @@ export interface AttemptRequest {
   eventId: string;
   /** A test delivery: flagged as one (signature.ts, TEST_DELIVERY_HEADER). */
   test?: boolean;
+  /**
+   * Awaited after the destination is vetted and the request signed, before any byte is sent. If
+   * it throws, nothing is sent and attemptDelivery rejects with that error.
+   */
+  beforeSend?: (sending: SendingAttempt) => Promise<void>;
+}
+
+/** What is known of an attempt just before its request leaves. */
+export interface SendingAttempt {
+  startedAt: Date;
+  address: string;
+  requestHeaders: Record<string, string>;
+}
+
+/** Thrown out of attemptDelivery when `beforeSend` failed: no request was made. */
+export class AttemptNotStartedError extends Error {
+  override name = 'AttemptNotStartedError';
 }
 
 export interface AttemptOptions extends DestinationPolicy {
@@ -52,8 +70,8 @@ export interface AttemptReport {
   detail: string | null;
   /** The headers sent (signature included, the secret never), once a request was made. */
   requestHeaders: Record<string, string> | null;
-  /** The first RESPONSE_EXCERPT_BYTES of the receiver's body, as UTF-8, when it answered. */
-  responseBody: string | null;
+  /** The first RESPONSE_EXCERPT_BYTES of the receiver's body, as received, when it answered. */
+  responseBody: Buffer | null;
   /** True when the receiver's body was longer than the excerpt. */
   responseBodyTruncated: boolean | null;
 }
@@ -106,7 +124,7 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
   options.signal?.addEventListener('abort', onShutdown, { once: true });
   let address: string | null = null;
   let requestHeaders: Record<string, string> | null = null;
-  const report = (result: AttemptResult, statusCode: number | null, detail: string | null, excerpt?: { text: string; truncated: boolean }): AttemptReport => ({
+  const report = (result: AttemptResult, statusCode: number | null, detail: string | null, excerpt?: { bytes: Buffer; truncated: boolean }): AttemptReport => ({
     result,
     startedAt,
     durationMs: Math.round(performance.now() - began),
@@ -114,7 +132,7 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
     address,
     detail,
     requestHeaders,
-    responseBody: excerpt?.text ?? null,
+    responseBody: excerpt?.bytes ?? null,
     responseBodyTruncated: excerpt?.truncated ?? null,
   });
   try {
@@ -129,11 +147,18 @@ export async function attemptDelivery(request: AttemptRequest, options: AttemptO
       eventId: request.eventId,
       test: request.test,
     });
-    requestHeaders = { ...headers, host: destination.url.host, 'content-length': String(Buffer.byteLength(request.body)) };
+    const sentHeaders = { ...headers, host: destination.url.host, 'content-length': String(Buffer.byteLength(request.body)) };
+    if (request.beforeSend) {
+      await request.beforeSend({ startedAt, address: destination.address, requestHeaders: sentHeaders }).catch((error: unknown) => {
+        throw new AttemptNotStartedError('the attempt could not be recorded before sending', { cause: error });
+      });
+    }
+    requestHeaders = sentHeaders;
     const response = await postToVettedDestination(destination, headers, request.body, controller.signal, options.agents);
     return report({ kind: 'response', status: response.status, retryAfter: response.retryAfter }, response.status, null, await response.excerpt);
   } catch (error) {
     const reason = controller.signal.aborted ? controller.signal.reason : undefined;
+    if (error instanceof AttemptNotStartedError) throw error;
     if (reason instanceof AttemptInterruptedError || error instanceof AttemptInterruptedError) throw reason ?? error;
     if (error instanceof BlockedDestinationError) return report({ kind: 'blocked_destination' }, null, error.message);
     if (reason instanceof AttemptTimeout) return report({ kind: 'timeout' }, null, `no response within ${options.timeoutMs} ms`);
@@ -162,7 +187,7 @@ const noSecondLookup = (hostname: string, _options: unknown, callback: (error: E
 export function postToVettedDestination(destination: VettedDestination, headers: Record<string, string>, body: string, signal: AbortSignal, agents?: DeliveryAgents) {
   const client = destination.protocol === 'https:' ? https : http;
   const agent = agents ? (destination.protocol === 'https:' ? agents.https : agents.http) : false;
-  return new Promise<{ status: number; retryAfter: string | null; excerpt: Promise<{ text: string; truncated: boolean }> }>((resolve, reject) => {
+  return new Promise<{ status: number; retryAfter: string | null; excerpt: Promise<{ bytes: Buffer; truncated: boolean }> }>((resolve, reject) => {
     const req = client.request({
       method: 'POST',
       host: destination.address,
@@ -183,12 +208,13 @@ export function postToVettedDestination(destination: VettedDestination, headers:
       const kept: Buffer[] = [];
       let seen = 0;
       let settle: () => void = () => undefined;
-      const excerpt = new Promise<{ text: string; truncated: boolean }>((done) => {
+      const excerpt = new Promise<{ bytes: Buffer; truncated: boolean }>((done) => {
         const grace = setTimeout(() => settle(), EXCERPT_GRACE_MS);
         settle = () => {
           clearTimeout(grace);
-          const bytes = Buffer.concat(kept).subarray(0, RESPONSE_EXCERPT_BYTES);
-          done({ text: bytes.toString('utf8'), truncated: seen > RESPONSE_EXCERPT_BYTES });
+          // Bytes, not text: a NUL or a broken UTF-8 sequence is stored as it came (bytea).
+          const bytes = Buffer.from(Buffer.concat(kept).subarray(0, RESPONSE_EXCERPT_BYTES));
+          done({ bytes, truncated: seen > RESPONSE_EXCERPT_BYTES });
           settle = () => undefined;
         };
       });

@@ -1,13 +1,21 @@
 import { sql } from 'drizzle-orm';
 import { fromDrizzle, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
 import type { Transaction } from '@lop/db';
+import type { Environment } from '../auth/scopes';
 
 /**
- * The pg-boss queue that wakes a worker for each delivery attempt. A job is only a wake-up call
+ * The pg-boss queues that wake a worker for each delivery attempt. A job is only a wake-up call
  * (`{delivery_id, attempt}`); the delivery row decides whether that attempt is still due, so a
  * job that runs twice (crash, expiry) can never start a second attempt chain.
+ *
+ * One queue per environment, each worked by its own workers: production deliveries never wait
+ * behind sandbox ones. Production keeps the queue's original name, so jobs enqueued before the
+ * split (of either environment) are still run. Every job belongs to the pg-boss group of its API
+ * client: workers fetch with a per-group concurrency limit, so one client's backlog or slow
+ * endpoints occupy at most that many attempts in flight and other clients' jobs are fetched past
+ * them (docs/webhooks.md, "Fair delivery").
  */
-export const DELIVERY_QUEUE = 'webhook-delivery';
+export const DELIVERY_QUEUES: Readonly<Record<Environment, string>> = { production: 'webhook-delivery', sandbox: 'webhook-delivery-sandbox' };
 
 export interface DeliveryJob {
   delivery_id: string;
@@ -57,6 +65,10 @@ export function deliveryQueueOptions(settings: DeliveryQueueSettings): Omit<Queu
 export interface EnqueueRequest extends DeliveryJob {
   /** Seconds from now (database time) before the attempt may start; omitted = at once. */
   startAfterSeconds?: number;
+  /** The subscription's environment: which queue. */
+  environment: Environment;
+  /** The subscription's API client: the job's fairness group. */
+  clientId: string;
 }
 
 /** Sends delivery jobs through a started pg-boss instance, inside the caller's transaction. */
@@ -65,15 +77,19 @@ export class DeliveryQueue {
 
   /** Inserts the jobs with the transaction's own connection: they exist only if it commits. */
   async enqueue(tx: Transaction, requests: EnqueueRequest[]): Promise<void> {
-    if (requests.length === 0) return;
-    await this.boss.insert(
-      DELIVERY_QUEUE,
-      requests.map((r) => ({
-        data: { delivery_id: r.delivery_id, attempt: r.attempt } satisfies DeliveryJob,
-        ...(r.startAfterSeconds && r.startAfterSeconds > 0 ? { startAfter: r.startAfterSeconds } : {}),
-      })),
-      { db: fromDrizzle(tx, sql) },
-    );
+    for (const environment of ['production', 'sandbox'] as const) {
+      const mine = requests.filter((r) => r.environment === environment);
+      if (mine.length === 0) continue;
+      await this.boss.insert(
+        DELIVERY_QUEUES[environment],
+        mine.map((r) => ({
+          data: { delivery_id: r.delivery_id, attempt: r.attempt } satisfies DeliveryJob,
+          group: { id: r.clientId },
+          ...(r.startAfterSeconds && r.startAfterSeconds > 0 ? { startAfter: r.startAfterSeconds } : {}),
+        })),
+        { db: fromDrizzle(tx, sql) },
+      );
+    }
   }
 }
 
@@ -113,9 +129,11 @@ export async function openDeliveryQueue(options: OpenQueueOptions): Promise<Deli
   boss.on('error', options.onError ?? (() => undefined));
   await boss.start();
   const queueOptions = deliveryQueueOptions(options.settings);
-  await boss.createQueue(DELIVERY_QUEUE, queueOptions);
-  // createQueue keeps an existing queue's options; the settings of the newest start win.
-  if (worker) await boss.updateQueue(DELIVERY_QUEUE, queueOptions);
+  for (const name of Object.values(DELIVERY_QUEUES)) {
+    await boss.createQueue(name, queueOptions);
+    // createQueue keeps an existing queue's options; the settings of the newest start win.
+    if (worker) await boss.updateQueue(name, queueOptions);
+  }
   return new DeliveryQueue(boss);
 }
 

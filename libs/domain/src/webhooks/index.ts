@@ -4,6 +4,7 @@ export * from './signature';
 export * from './delivery-attempt';
 export * from './delivery-queue';
 export * from './outbox';
+export * from './attempt-log';
 export * from './process-delivery';
 export * from './subscriptions';
 export * from './deliveries';

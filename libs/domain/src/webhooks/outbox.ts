@@ -58,6 +58,6 @@ export async function enqueueWebhookDeliveries(tx: Transaction, stream: Stream, 
   if (rows.length === 0) return;
   await (await requireDeliveryQueue()).enqueue(
     tx,
-    rows.map((row) => ({ delivery_id: row.id, attempt: 1 })),
+    rows.map((row) => ({ delivery_id: row.id, attempt: 1, environment: stream.environment, clientId: stream.clientId })),
   );
 }

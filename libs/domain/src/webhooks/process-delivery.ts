@@ -1,19 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
 import { and, eq, sql } from 'drizzle-orm';
-import { events, preparedStatement, sqlOf, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { events, preparedStatement, webhookDeliveries, webhookSubscriptions, type Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { traceparentContext, withSpan } from '../telemetry/tracing';
-import { attemptDelivery, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
-import type { DeliveryJob, DeliveryQueue } from './delivery-queue';
-import { decideNext, type Decision, type RetryPolicy } from './retry-policy';
+import { attemptInFlight, claimAttempt, completeAttempt, verdictOf } from './attempt-log';
+import { AttemptInterruptedError, attemptDelivery, AttemptNotStartedError, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
+import type { DeliveryJob, DeliveryQueue, EnqueueRequest } from './delivery-queue';
+import { decideNext, maxAttempts, type Decision, type RetryPolicy } from './retry-policy';
 
 /**
- * Runs the attempt a delivery job wakes up for, then records it and schedules what follows in one
- * transaction: the attempt row, the delivery's new state and (for a retry) the next job. The
- * delivery row is the guard against duplicates: an attempt is recorded only if the delivery is
- * still pending at exactly the attempt before it, so a job that runs twice cannot fork the chain.
+ * Runs the attempt a delivery job wakes up for: claims it in the attempt log before the request
+ * leaves, then completes it with the delivery's new state and (for a retry) the next job
+ * (attempt-log.ts). The claim is the guard against duplicates: attempt n is claimed only while
+ * the delivery is pending at exactly attempt n-1, so a job that runs twice cannot fork the chain,
+ * and never past the last attempt the policy allows.
  */
 
 export interface DeliveryProcessor {
@@ -22,6 +24,8 @@ export interface DeliveryProcessor {
   protector: DataProtector;
   policy: RetryPolicy;
   attempt: Omit<AttemptOptions, 'signal'>;
+  /** How long a claimed attempt stays `sending` before another run may take it as abandoned (the job's expiry). */
+  leaseSeconds: number;
 }
 
 export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due';
@@ -106,7 +110,8 @@ async function processLoaded(
   signal?: AbortSignal,
 ): Promise<ProcessOutcome> {
   const { db } = processor;
-  if (!row || row.delivery.state !== 'pending' || row.delivery.attemptsMade !== job.attempt - 1 || !row.event) return 'not_due';
+  // attempts_made = attempt: that attempt was claimed by a run that never finished it (runAttempt).
+  if (!row || row.delivery.state !== 'pending' || (row.delivery.attemptsMade !== job.attempt - 1 && row.delivery.attemptsMade !== job.attempt) || !row.event) return 'not_due';
   const { delivery, subscription, event } = row;
   const clock = processor.attempt.clock ?? systemClock;
 
@@ -131,96 +136,119 @@ async function processLoaded(
   // Without a stored context (written while tracing was off) the attempt stays in the batch's trace.
   const spanOptions = requestContext ? { kind: SpanKind.CLIENT, parent: requestContext, links: [batchLink], attributes } : { kind: SpanKind.CLIENT, attributes };
   return withSpan('webhooks.attempt', spanOptions, async (span) => {
-    // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
-    const body = JSON.stringify(toPartnerEvent(event));
-    const secret = secretOf(subscription);
-    // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
-    // (the id of its attempt row); receivers deduplicate the event itself on event_id.
-    const attemptId = randomUUID();
-    const report = await attemptDelivery(
-      { url: subscription.url, environment: subscription.environment, secret, body, deliveryId: attemptId, eventId: event.id },
-      { ...processor.attempt, signal },
-    );
-    const decision = decideNext(report.result, job.attempt, processor.policy, clock());
-    const recorded = await recordAttempt(processor, delivery.id, job.attempt, report, decision, clock(), attemptId, body);
-    const outcome = recorded ? decision.outcome : 'not_due';
-    span.setAttributes({ 'http.response.status_code': report.statusCode ?? undefined, 'network.peer.address': report.address ?? undefined, 'webhooks.outcome': outcome });
-    if (decision.outcome !== 'delivered') {
-      span.setAttribute('error.type', decision.errorClass);
+    const outcome = await runAttempt(processor, job, delivery.id, delivery.attemptsMade, subscription, event, secretOf(subscription), signal);
+    span.setAttributes({ 'http.response.status_code': outcome.statusCode ?? undefined, 'network.peer.address': outcome.address ?? undefined, 'webhooks.outcome': outcome.outcome });
+    if (outcome.errorClass) {
+      span.setAttribute('error.type', outcome.errorClass);
       span.setStatus({ code: SpanStatusCode.ERROR });
     }
-    return outcome;
+    return outcome.outcome;
   });
 }
 
-/** The attempt row, the delivery's state and (for a retry) the next job, together; false if another run got there first. */
-export async function recordAttempt(
-  processor: Pick<DeliveryProcessor, 'db' | 'queue'>,
+/** The run of a job found its attempt `sending` within its lease: another run may still be sending it. */
+export class AttemptInFlightError extends Error {
+  override name = 'AttemptInFlightError';
+}
+
+interface AttemptSummary {
+  outcome: ProcessOutcome;
+  statusCode: number | null;
+  address: string | null;
+  errorClass: string | null;
+}
+
+async function runAttempt(
+  processor: DeliveryProcessor,
+  job: DeliveryJob,
   deliveryId: string,
-  attempt: number,
-  report: AttemptReport,
-  decision: Decision,
-  now: number,
-  attemptId: string = randomUUID(),
-  /** The exact bytes sent, kept with the attempt when a request was made. */
-  body: string | null = null,
-): Promise<boolean> {
-  const requestBody = report.requestHeaders === null ? null : body;
-  const nextAttemptAt = decision.outcome === 'retry' ? new Date(now + decision.delaySeconds * 1000) : null;
-  const errorClass = decision.outcome === 'delivered' ? null : decision.errorClass;
-  if (decision.outcome !== 'retry') {
-    // The common case, in one statement (atomic without a transaction): a round trip matters at backlog rates.
-    // postgres.js's own template, so it runs as a prepared statement: drizzle runs a statement it
-    // did not prepare by name unprepared, and postgres.js then asks the server for its parameter
-    // types first, a second round trip (and a write) on every attempt.
-    const rows = await sqlOf(processor.db)`
-      with updated as (
-        update webhook_deliveries
-        set attempts_made = ${attempt}, state = ${decision.outcome}, failure_reason = ${decision.outcome === 'dead_lettered' ? decision.reason : null},
-            next_attempt_at = null, last_status_code = ${report.statusCode}, last_error_class = ${errorClass}, completed_at = ${new Date(now).toISOString()}::timestamptz
-        where id = ${deliveryId} and state = 'pending' and attempts_made = ${attempt - 1}
-        returning id)
-      insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, duration_ms, status_code, error_class, outcome, destination_address,
-                                             request_headers, request_body, response_body, response_body_truncated)
-      select ${attemptId}::uuid, id, ${attempt}, ${report.startedAt.toISOString()}::timestamptz, ${report.durationMs}, ${report.statusCode}, ${errorClass}, ${decision.outcome}, ${report.address},
-             ${report.requestHeaders === null ? null : JSON.stringify(report.requestHeaders)}::jsonb, ${requestBody}, ${report.responseBody}, ${report.responseBodyTruncated}
-      from updated
-      returning delivery_id`;
-    return rows.length > 0;
+  /** As loaded with the batch: the claim re-checks it in the database. */
+  attemptsMade: number,
+  subscription: LoadedDelivery['subscription'],
+  event: NonNullable<LoadedDelivery['event']>,
+  secret: string,
+  signal?: AbortSignal,
+): Promise<AttemptSummary> {
+  const { db, queue, policy } = processor;
+  const clock = processor.attempt.clock ?? systemClock;
+  const notDue: AttemptSummary = { outcome: 'not_due', statusCode: null, address: null, errorClass: null };
+  const lastAttempt = maxAttempts(policy);
+  if (job.attempt > lastAttempt) return notDue;
+
+  if (attemptsMade === job.attempt) {
+    // Attempt n was claimed by an earlier run of this job that never finished it (worker killed,
+    // database lost): complete it as interrupted once its lease is over, then the chain goes on.
+    const decision = decideNext({ kind: 'interrupted' }, job.attempt, policy, clock());
+    const completed = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock(), true), nextJob(subscription, deliveryId, job.attempt, decision));
+    if (completed) return { outcome: decision.outcome, statusCode: null, address: null, errorClass: 'interrupted' };
+    if (await attemptInFlight(db, deliveryId, job.attempt)) throw new AttemptInFlightError(`attempt ${job.attempt} of delivery ${deliveryId} is still in flight`);
+    return notDue;
   }
-  return processor.db.transaction(async (tx) => {
-    const [updated] = await tx
-      .update(webhookDeliveries)
-      .set({
-        attemptsMade: attempt,
-        state: 'pending',
-        failureReason: null,
-        nextAttemptAt,
-        lastStatusCode: report.statusCode,
-        lastErrorClass: errorClass,
-        completedAt: null,
-      })
-      .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attemptsMade, attempt - 1)))
-      .returning({ id: webhookDeliveries.id });
-    if (!updated) return false;
-    await tx.insert(webhookDeliveryAttempts).values({
-      id: attemptId,
+  if (attemptsMade !== job.attempt - 1) return notDue;
+
+  // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
+  const body = JSON.stringify(toPartnerEvent(event));
+  // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
+  // (the id of its attempt row); receivers deduplicate the event itself on event_id.
+  const attemptId = randomUUID();
+  const claim = (sending: { startedAt: Date; address: string | null; requestHeaders: Record<string, string> | null }) =>
+    claimAttempt(db, {
       deliveryId,
-      attemptNumber: attempt,
-      startedAt: report.startedAt,
-      durationMs: report.durationMs,
-      statusCode: report.statusCode,
-      errorClass,
-      outcome: decision.outcome,
-      retryAfterSeconds: decision.retryAfterSeconds,
-      nextAttemptAt,
-      destinationAddress: report.address,
-      requestHeaders: report.requestHeaders,
-      requestBody,
-      responseBody: report.responseBody,
-      responseBodyTruncated: report.responseBodyTruncated,
+      attempt: job.attempt,
+      attemptId,
+      startedAt: sending.startedAt,
+      address: sending.address,
+      requestHeaders: sending.requestHeaders,
+      requestBody: sending.requestHeaders === null ? null : body,
+      maxAttempts: lastAttempt,
+      leaseSeconds: processor.leaseSeconds,
     });
-    await processor.queue.enqueue(tx, [{ delivery_id: deliveryId, attempt: attempt + 1, startAfterSeconds: decision.delaySeconds }]);
-    return true;
-  });
+  let claimed = false;
+  let report: AttemptReport;
+  try {
+    report = await attemptDelivery(
+      {
+        url: subscription.url,
+        environment: subscription.environment,
+        secret,
+        body,
+        deliveryId: attemptId,
+        eventId: event.id,
+        beforeSend: async (sending) => {
+          if (!(await claim(sending))) throw new AttemptNotClaimedError();
+          claimed = true;
+        },
+      },
+      { ...processor.attempt, signal },
+    );
+  } catch (error) {
+    if (error instanceof AttemptNotStartedError && error.cause instanceof AttemptNotClaimedError) return notDue;
+    // Shut down mid-attempt: the attempt is in the log, as interrupted; the next one follows the schedule.
+    if (error instanceof AttemptInterruptedError && claimed) {
+      const decision = decideNext({ kind: 'interrupted' }, job.attempt, policy, clock());
+      await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock()), nextJob(subscription, deliveryId, job.attempt, decision));
+      return { outcome: decision.outcome, statusCode: null, address: null, errorClass: 'interrupted' };
+    }
+    throw error;
+  }
+  // No request was made (the destination was refused): claimed and completed here.
+  if (!claimed && !(await claim({ startedAt: report.startedAt, address: report.address, requestHeaders: null }))) return notDue;
+  const decision = decideNext(report.result, job.attempt, policy, clock());
+  const recorded = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, report, decision, clock()), nextJob(subscription, deliveryId, job.attempt, decision));
+  return {
+    outcome: recorded ? decision.outcome : 'not_due',
+    statusCode: report.statusCode,
+    address: report.address,
+    errorClass: decision.outcome === 'delivered' ? null : decision.errorClass,
+  };
+}
+
+class AttemptNotClaimedError extends Error {
+  override name = 'AttemptNotClaimedError';
+}
+
+function nextJob(subscription: LoadedDelivery['subscription'], deliveryId: string, attempt: number, decision: Decision): EnqueueRequest | undefined {
+  return decision.outcome === 'retry'
+    ? { delivery_id: deliveryId, attempt: attempt + 1, startAfterSeconds: decision.delaySeconds, environment: subscription.environment, clientId: subscription.clientId }
+    : undefined;
 }

@@ -9,7 +9,9 @@ export type AttemptResult =
   | { kind: 'response'; status: number; retryAfter?: string | null }
   | { kind: 'timeout' }
   | { kind: 'network' }
-  | { kind: 'blocked_destination' };
+  | { kind: 'blocked_destination' }
+  /** The attempt's worker stopped (or lost its database) before the attempt ended: the receiver may have got it. */
+  | { kind: 'interrupted' };
 
 export interface RetryPolicy {
   /** Delay before attempt n+1 after attempt n failed temporarily: delays[n-1]. Six values → seven attempts. */
@@ -23,7 +25,7 @@ export const RETRY_AFTER_MAX_SECONDS = 3600;
 
 export const maxAttempts = (policy: RetryPolicy): number => policy.delaysSeconds.length + 1;
 
-export type ErrorClass = 'http_status' | 'redirect' | 'timeout' | 'network' | 'blocked_destination';
+export type ErrorClass = 'http_status' | 'redirect' | 'timeout' | 'network' | 'blocked_destination' | 'interrupted';
 
 export type Decision =
   | { outcome: 'delivered' }

@@ -12,6 +12,8 @@ export interface WebhookSettings {
   /** What registration and every delivery attempt allow as a destination. */
   destination: DestinationPolicy;
   concurrency: number;
+  /** Attempts one API client may have in flight per environment, across all workers (its pg-boss group). */
+  clientConcurrency: number;
 }
 
 /**
@@ -29,6 +31,7 @@ export function webhookSettings(config: Config, databaseUrl?: string): WebhookSe
     attemptTimeoutMs: Math.round(config.PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS * 1000),
     destination: { allowLoopback: config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK, servicePorts: servicePorts(config, databaseUrl) },
     concurrency: config.PARTNER_WEBHOOK_CONCURRENCY,
+    clientConcurrency: config.PARTNER_WEBHOOK_CLIENT_CONCURRENCY,
   };
 }
 

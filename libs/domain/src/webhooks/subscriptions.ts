@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { apiClients, apiKeys, webhookDeliveries, webhookSubscriptions, type Database } from '@lop/db';
+import { apiClients, apiKeys, webhookDeliveries, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { ControlPlaneError } from '../control-plane/control-plane';
 import { EVENT_TYPES, type EventType } from '../events/events.schemas';
@@ -87,26 +87,51 @@ async function checkEligibility(db: Database, clientId: string, environment: Env
   return client;
 }
 
+/** The (client, environment) already has `max` active subscriptions. */
+export class SubscriptionLimitError extends Error {
+  override name = 'SubscriptionLimitError';
+  constructor(readonly max: number) {
+    super(`at most ${max} active webhook subscriptions per API client and environment`);
+  }
+}
+
+/**
+ * `maxActive` caps the active subscriptions of the (client, environment). It is checked inside the
+ * inserting transaction under a transaction-scoped advisory lock of that pair, so concurrent
+ * creations (a batch of calls) cannot all pass one count and insert past the cap. The lock is
+ * taken after the destination check (DNS), so it is held only for the count and the insert.
+ */
 export async function createSubscription(
   db: Database,
   protector: DataProtector,
-  input: { clientId: string; environment: Environment; url: string; eventTypes: EventType[] },
+  input: { clientId: string; environment: Environment; url: string; eventTypes: EventType[]; maxActive?: number },
   guard: RegistrationGuard,
 ) {
   const client = await checkEligibility(db, input.clientId, input.environment);
   const url = await checkRegistrationUrl(input.url, input.environment, guard);
   const secret = generateSigningSecret();
-  const [row] = await db
-    .insert(webhookSubscriptions)
-    .values({
-      laboratoryId: client.laboratoryId,
-      clientId: client.id,
-      environment: input.environment,
-      url,
-      eventTypes: input.eventTypes,
-      secretProtected: protector.encrypt(secret),
-    })
-    .returning();
+  const row = await db.transaction(async (tx) => {
+    if (input.maxActive !== undefined) {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('webhook_subscriptions'), hashtext(${`${client.id}:${input.environment}`}))`);
+      const [{ active }] = await tx
+        .select({ active: sql<number>`count(*)::int` })
+        .from(webhookSubscriptions)
+        .where(and(eq(webhookSubscriptions.clientId, client.id), eq(webhookSubscriptions.environment, input.environment), eq(webhookSubscriptions.status, 'active')));
+      if (active >= input.maxActive) throw new SubscriptionLimitError(input.maxActive);
+    }
+    const [inserted] = await tx
+      .insert(webhookSubscriptions)
+      .values({
+        laboratoryId: client.laboratoryId,
+        clientId: client.id,
+        environment: input.environment,
+        url,
+        eventTypes: input.eventTypes,
+        secretProtected: protector.encrypt(secret),
+      })
+      .returning();
+    return inserted;
+  });
   return { ...describeSubscription(row), secret };
 }
 
@@ -119,7 +144,7 @@ export async function listSubscriptions(db: Database, filter: { clientId?: strin
   return rows.map(describeSubscription);
 }
 
-export async function getSubscription(db: Database, subscriptionId: string): Promise<SubscriptionRow> {
+export async function getSubscription(db: Database | Transaction, subscriptionId: string): Promise<SubscriptionRow> {
   const [row] = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, subscriptionId));
   if (!row) throw new ControlPlaneError(`no webhook subscription ${subscriptionId}`);
   return row;

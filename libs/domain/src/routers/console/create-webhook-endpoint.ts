@@ -5,7 +5,7 @@ import { scopedProcedure } from '../../trpc';
 import { createWebhookEndpointInput, createWebhookEndpointMeta, createWebhookEndpointOutput } from './create-webhook-endpoint.types';
 
 /** Registers a sandbox endpoint (same destination guard as the control plane); the signing secret is returned this once. (sandbox console only) */
-export const createWebhookEndpoint = scopedProcedure('events:read')
+export const createWebhookEndpoint = scopedProcedure('events:read', { rateLimit: 'webhook_operations' })
   .meta(createWebhookEndpointMeta)
   .input(createWebhookEndpointInput)
   .output(createWebhookEndpointOutput)

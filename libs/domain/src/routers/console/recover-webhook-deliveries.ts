@@ -4,7 +4,7 @@ import { scopedProcedure } from '../../trpc';
 import { recoverWebhookDeliveriesInput, recoverWebhookDeliveriesMeta, recoverWebhookDeliveriesOutput } from './recover-webhook-deliveries.types';
 
 /** Replays every dead letter of a sandbox endpoint since a time (the Svix \"recover\"). (sandbox console only) */
-export const recoverWebhookDeliveries = scopedProcedure('events:read')
+export const recoverWebhookDeliveries = scopedProcedure('events:read', { rateLimit: 'webhook_operations' })
   .meta(recoverWebhookDeliveriesMeta)
   .input(recoverWebhookDeliveriesInput)
   .output(recoverWebhookDeliveriesOutput)

@@ -4,7 +4,7 @@ import { scopedProcedure } from '../../trpc';
 import { resendWebhookDeliveryInput, resendWebhookDeliveryMeta, resendWebhookDeliveryOutput } from './resend-webhook-delivery.types';
 
 /** Delivers the same event again as a new delivery (a replay); the original is kept as it was. (sandbox console only) */
-export const resendWebhookDelivery = scopedProcedure('events:read')
+export const resendWebhookDelivery = scopedProcedure('events:read', { rateLimit: 'webhook_operations' })
   .meta(resendWebhookDeliveryMeta)
   .input(resendWebhookDeliveryInput)
   .output(resendWebhookDeliveryOutput)

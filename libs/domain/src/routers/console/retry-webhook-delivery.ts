@@ -4,7 +4,7 @@ import { scopedProcedure } from '../../trpc';
 import { retryWebhookDeliveryInput, retryWebhookDeliveryMeta, retryWebhookDeliveryOutput } from './retry-webhook-delivery.types';
 
 /** Attempts a delivery that waits for its next retry at once. (sandbox console only) */
-export const retryWebhookDelivery = scopedProcedure('events:read')
+export const retryWebhookDelivery = scopedProcedure('events:read', { rateLimit: 'webhook_operations' })
   .meta(retryWebhookDeliveryMeta)
   .input(retryWebhookDeliveryInput)
   .output(retryWebhookDeliveryOutput)

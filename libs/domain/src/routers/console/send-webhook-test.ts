@@ -5,7 +5,7 @@ import { scopedProcedure } from '../../trpc';
 import { sendWebhookTestInput, sendWebhookTestMeta, sendWebhookTestOutput } from './send-webhook-test.types';
 
 /** Sends a signed test delivery to a sandbox endpoint now and returns it with its attempt. (sandbox console only) */
-export const sendWebhookTest = scopedProcedure('events:read')
+export const sendWebhookTest = scopedProcedure('events:read', { rateLimit: 'webhook_operations' })
   .meta(sendWebhookTestMeta)
   .input(sendWebhookTestInput)
   .output(sendWebhookTestOutput)
