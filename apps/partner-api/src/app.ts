@@ -10,6 +10,7 @@ import {
   PARTNER_BASE_PATH,
   PartnerError,
   partnerRouter,
+  StreamWriteGate,
   type Config,
   type DataProtector,
   type RequestContext,
@@ -28,7 +29,7 @@ import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS'>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS' | 'PARTNER_CLIENT_WRITE_CONCURRENCY'>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -47,6 +48,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   const everyRequest = [requestId, ...(metrics ? [requestMetrics(metrics)] : []), accessLog(logger)];
   app.use(...everyRequest);
 
+  const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT });
   // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
@@ -60,6 +62,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     protector,
     webhooks,
     idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
+    writeGate,
     response: { headers: {} },
   });
 

@@ -25,6 +25,16 @@ const orderBody = () => ({
 
 const keyOf = async (environment: 'sandbox' | 'production' = 'sandbox') => (await createKey(fx.db, { clientId, environment, scopes: [...SCOPES] })).key;
 
+/** A key of a new client (granted the demo sandbox program, subject registered): the create budget is the client's. */
+async function freshClientKey(): Promise<string> {
+  const f = fixtures(fx.db);
+  const { client_id: id } = await f.client((await f.demo()).laboratory_id);
+  await f.grant(id, { id: demoId('program:wellness-sbx'), environment: 'sandbox' });
+  const key = await f.key(id, 'sandbox');
+  expect((await api.call('PUT', `/v1/subjects/${SUBJECT}`, { key })).status).toBe(200);
+  return key;
+}
+
 /** A tRPC call as the console's httpLink makes it: queries by GET ?input=, mutations by POST. */
 function trpc(kind: 'query' | 'mutation', procedure: string, input: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
   return kind === 'query'
@@ -61,7 +71,7 @@ afterAll(async () => {
 
 describe('the order-creation rate limit', () => {
   it('holds on the tRPC door: 429 rate_limited with Retry-After and RateLimit-* headers', async () => {
-    const authorization = `Bearer ${await keyOf()}`;
+    const authorization = `Bearer ${await freshClientKey()}`;
     for (let i = 0; i < LIMIT; i++) {
       const created = await createOverTrpc(authorization);
       expect(created.status, created.text).toBe(200);
@@ -73,8 +83,8 @@ describe('the order-creation rate limit', () => {
     expect(limited.headers.get('ratelimit-limit')).toBe(String(LIMIT));
   });
 
-  it('is one budget per authenticated key across both doors and every spelling of the scheme', async () => {
-    const key = await keyOf();
+  it('is one budget per (client, environment) across both doors and every spelling of the scheme', async () => {
+    const key = await freshClientKey();
     const spellings = ['Bearer', 'bearer', 'BEARER', 'BeArEr', 'bEARER'];
     const statuses: number[] = [];
     for (const [i, scheme] of spellings.entries()) {

@@ -4,7 +4,7 @@ import type { Sql } from '@lop/db';
 import { PartnerError, type RateLimitPolicy } from '@lop/domain';
 
 /**
- * Fixed-window counters in PostgreSQL, so every replica shares one budget per API key.
+ * Fixed-window counters in PostgreSQL, so every replica shares one budget per (API client, environment).
  * express-rate-limit owns the semantics and the RateLimit-* / Retry-After headers. Counters of
  * ended windows are removed by the scheduled retention pass (libs/domain/src/retention), never
  * on a request's path.
@@ -44,7 +44,7 @@ type WithSubject = Request & { [kSubject]?: string };
 
 /**
  * The transport half of the core's rate limit (libs/domain auth/guard.ts decides when a call
- * spends, and from which key's budget): express-rate-limit counts in PostgreSQL and writes the
+ * spends, and from which (client, environment)'s budget): express-rate-limit counts in PostgreSQL and writes the
  * RateLimit-* headers, Retry-After and the 429 on whichever door the call came through.
  */
 export function rateLimitSpender(sql: Sql, limits: Record<RateLimitPolicy, number>) {
@@ -61,7 +61,7 @@ export function rateLimitSpender(sql: Sql, limits: Record<RateLimitPolicy, numbe
         handler: (req: Request, _res: Response, next: NextFunction) => {
           const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
           const retryAfter = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
-          next(new PartnerError('rate_limited', `Too many order creations for this API key; retry after ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } }));
+          next(new PartnerError('rate_limited', `Too many order creations for this API client and environment; retry after ${retryAfter} seconds.`, { headers: { 'Retry-After': String(retryAfter) } }));
         },
         validate: { xForwardedForHeader: false, keyGeneratorIpFallback: false },
       }),

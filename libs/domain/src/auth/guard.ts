@@ -3,7 +3,7 @@ import { PartnerError } from '../http/errors';
 import { authenticate, requireScope, type Caller } from './authenticate';
 import type { Scope } from './scopes';
 
-/** Budgets a procedure can spend from; each is counted per authenticated API key. */
+/** Budgets a procedure can spend from; each is counted per (API client, environment), shared by all its keys. */
 export type RateLimitPolicy = 'create_order';
 
 export interface GuardRules {
@@ -26,7 +26,9 @@ export async function guard(ctx: RequestContext, rules: GuardRules): Promise<Cal
     });
   }
   if (rules.scope) requireScope(caller, rules.scope);
-  // Keyed on the key's id, not the header text: "bearer", "BEARER" or extra spaces share one budget.
-  if (rules.rateLimit) await ctx.spendRateLimit(rules.rateLimit, caller.keyId);
+  // The budget belongs to the tenant, not the key: minting more keys buys a flooding client nothing.
+  // Spent through the client's write gate: the budget is one counter row, and a flood of increments
+  // must wait here, not on that row's lock with a pooled connection each.
+  if (rules.rateLimit) await ctx.writeGate.run(caller, () => ctx.spendRateLimit(rules.rateLimit!, `${caller.clientId}:${caller.environment}`));
   return caller;
 }

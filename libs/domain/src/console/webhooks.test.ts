@@ -9,6 +9,7 @@ import { SCOPES } from '../auth/scopes';
 import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
 import type { RequestContext } from '../context';
+import { StreamWriteGate } from '../events/write-gate';
 import { acceptOrder } from '../laboratory-operations/acceptance';
 import { eventsOf, newOrder, openTestDatabase } from '../laboratory-operations/test-support';
 import type { OrderRow } from '../orders/order-resource';
@@ -53,6 +54,7 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     headers: {},
     protector,
     webhooks,
+    writeGate: new StreamWriteGate({ concurrency: 2 }),
     response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;
