@@ -116,7 +116,7 @@ export function polishDocument(document: Json): void {
       if (!response || response.$ref) continue;
       if (Number(status) >= 400) {
         if (Number(status) === 429) response.headers = { ...response.headers, ...rateLimitRefs };
-        // idempotency_key_in_flight: a different body while the first request runs, or a wait that ran out.
+        // idempotency_key_in_flight: the wait for another request with the key ran out while it still runs.
         if (Number(status) === 409 && idempotent) response.headers = { ...response.headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
         continue;
       }
