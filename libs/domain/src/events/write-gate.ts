@@ -10,8 +10,11 @@ export interface WriteGateOptions {
   maxWaiting?: number;
 }
 
-/** Short against the 1 s within which a refused partner must hear so (docs/operations.md). */
-const DEFAULT_MAX_WAIT_MS = 300;
+/**
+ * Rides out an ordinary burst (two slots serve a few dozen creates in that time), and short against
+ * the 1 s within which a refused partner must hear so (docs/operations.md).
+ */
+const DEFAULT_MAX_WAIT_MS = 500;
 const DEFAULT_MAX_WAITING = 64;
 const RETRY_AFTER_SECONDS = 1;
 
