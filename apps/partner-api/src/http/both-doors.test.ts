@@ -141,6 +141,26 @@ describe('the console door', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('refuses batched calls (the console sends one call per request) with 400 invalid_request batch_not_allowed, running none of them', async () => {
+    const authorization = `Bearer ${await keyOf()}`;
+    const before = await counterRows();
+    const paths = Array.from({ length: 5 }, () => 'orders.create').join(',');
+    const input = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [i, orderBody()]));
+    const batches = [
+      await api.fetch('POST', `/api/trpc/${paths}?batch=1`, { json: input, headers: { authorization, 'idempotency-key': unique('idem') } }),
+      await api.fetch('GET', `/api/trpc/health.get,health.get?batch=1&input=${encodeURIComponent('{"0":{},"1":{}}')}`, { headers: { authorization } }),
+      // A batch of one is a batch too.
+      await api.fetch('GET', `/api/trpc/health.get?batch=1&input=${encodeURIComponent('{"0":{}}')}`, { headers: { authorization } }),
+    ];
+    for (const response of batches) {
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'batch', issue: 'batch_not_allowed' }] });
+    }
+    expect(await counterRows()).toBe(before);
+    // One call per request still works.
+    expect((await trpc('query', 'health.get', {}, { authorization })).status).toBe(200);
+  });
+
   it('answers malformed JSON with 400 invalid_request, as REST does', async () => {
     const authorization = `Bearer ${await keyOf()}`;
     const headers = { authorization, 'content-type': 'application/json', 'idempotency-key': unique('idem') };
