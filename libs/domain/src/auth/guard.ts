@@ -27,8 +27,8 @@ export async function guard(ctx: RequestContext, rules: GuardRules): Promise<Cal
   }
   if (rules.scope) requireScope(caller, rules.scope);
   // The budget belongs to the tenant, not the key: minting more keys buys a flooding client nothing.
-  // Spent through the client's write gate: the budget is one counter row, and a flood of increments
-  // must wait here, not on that row's lock with a pooled connection each.
-  if (rules.rateLimit) await ctx.writeGate.run(caller, () => ctx.spendRateLimit(rules.rateLimit!, `${caller.clientId}:${caller.environment}`));
+  // Spent through the client's write gate (a lane of its own): the budget is one counter row, and a
+  // flood of increments must wait here, not on that row's lock with a pooled connection each.
+  if (rules.rateLimit) await ctx.writeGate.run(caller, () => ctx.spendRateLimit(rules.rateLimit!, `${caller.clientId}:${caller.environment}`), 'rate-limit');
   return caller;
 }

@@ -75,6 +75,16 @@ describe('StreamWriteGate: concurrent writes per (client, environment), before a
     await running;
   });
 
+  it('a lane has slots of its own: a full writes lane does not hold back the rate-limit lane of the same stream', async () => {
+    const gate = new StreamWriteGate({ concurrency: 1, maxWaitMs: 50, maxWaiting: 0 });
+    const holder = heldWrite();
+    const running = gate.run(A, holder.work);
+    await refusal(gate.run(A, async () => 'write'));
+    expect(await gate.run(A, async () => 'spent', 'rate-limit')).toBe('spent');
+    holder.finish();
+    await running;
+  });
+
   it('frees the slot of a write that fails', async () => {
     const gate = new StreamWriteGate({ concurrency: 1, maxWaitMs: 50, maxWaiting: 0 });
     await expect(gate.run(A, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

@@ -52,9 +52,13 @@ export class StreamWriteGate {
     this.maxWaiting = options.maxWaiting ?? DEFAULT_MAX_WAITING;
   }
 
-  /** Runs `work` holding one of the stream's slots, or throws 429 `rate_limited` (too_many_concurrent_writes). */
-  async run<T>(stream: Stream, work: () => Promise<T>): Promise<T> {
-    const id = `${stream.clientId}:${stream.environment}`;
+  /**
+   * Runs `work` holding one of the stream's slots, or throws 429 `rate_limited` (too_many_concurrent_writes).
+   * A `lane` has slots of its own: a one-statement step (spending the rate budget) must not wait
+   * behind the stream's transactions, which would double a refused request's wait.
+   */
+  async run<T>(stream: Stream, work: () => Promise<T>, lane = 'writes'): Promise<T> {
+    const id = `${stream.clientId}:${stream.environment}:${lane}`;
     let slots = this.streams.get(id);
     if (!slots) this.streams.set(id, (slots = { running: 0, waiting: [] }));
     if (slots.running < this.options.concurrency) slots.running++;
