@@ -92,6 +92,7 @@ export interface NoisyNeighbourResults {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const roundMs = (ms: number) => Math.round(ms);
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 
 /** B's receiver (answers at once, records when each order's webhook arrived) and A's slow endpoint. */
@@ -291,8 +292,8 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
     let slowestRefusalMs: number | null = null;
     let slowestAnswerMs = 0;
     (flood as unknown as autocannon.Instance).on('response', (_client, statusCode, _bytes, responseTime) => {
-      slowestAnswerMs = Math.max(slowestAnswerMs, responseTime);
-      if (statusCode !== 201) slowestRefusalMs = Math.max(slowestRefusalMs ?? 0, responseTime);
+      slowestAnswerMs = Math.max(slowestAnswerMs, roundMs(responseTime));
+      if (statusCode !== 201) slowestRefusalMs = Math.max(slowestRefusalMs ?? 0, roundMs(responseTime));
     });
     await sleep(1_000); // the flood is on before B starts
     const duringFlood = await neighbourB('A floods creates');

@@ -14,6 +14,11 @@ export interface ProcedureMeta extends OpenApiMeta {
   scope?: Scope | 'none';
   /** Error codes this route can answer besides the universal ones (400, 401, 403, 500, 503). */
   errors?: ErrorCode[];
+  /**
+   * The route spends a rate budget (its guard rule `rateLimit`), so its answers carry the RateLimit-*
+   * headers. A 429 alone does not say so: the write gate's 429 (too_many_concurrent_writes) carries Retry-After only.
+   */
+  spendsRateBudget?: boolean;
 }
 
 const t = initTRPC
