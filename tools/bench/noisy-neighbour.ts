@@ -61,6 +61,8 @@ export interface NoisyNeighbourOptions {
 export interface NeighbourPhase {
   reads: LoadResult;
   webhooks: { orders: number; delivered: number; p50: number; p99: number; max: number };
+  /** B's creates by status (0: no answer). */
+  createStatuses: Record<string, number>;
   /** B's failures: GETs not answered 200, creates not answered 201, webhooks not received. */
   errors: number;
 }
@@ -229,6 +231,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
     /** B's fixed-rate reads and fixed-rate orders (each answered by a webhook), for `seconds`. */
     const neighbourB = async (label: string): Promise<NeighbourPhase> => {
       const createdAt = new Map<string, number>();
+      const createStatuses: Record<string, number> = {};
       let createErrors = 0;
       const orders = Math.round(options.orderRate * options.seconds);
       const creating = (async () => {
@@ -240,10 +243,14 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
           pending.push(
             createAs(fx.keyB, 'b').then(
               async (response) => {
+                createStatuses[response.status] = (createStatuses[response.status] ?? 0) + 1;
                 if (response.status !== 201) return void createErrors++;
                 createdAt.set(((await response.json()) as { data: { order_id: string } }).data.order_id, Date.now());
               },
-              () => void createErrors++,
+              () => {
+                createStatuses[0] = (createStatuses[0] ?? 0) + 1;
+                createErrors++;
+              },
             ),
           );
         }
@@ -260,6 +267,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
       return {
         reads,
         webhooks: { orders, delivered: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? 0 },
+        createStatuses,
         errors: reads.failures + createErrors + lost,
       };
     };
@@ -383,7 +391,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
 /** The markdown lines of the section. */
 export function noisyNeighbourMarkdown(r: NoisyNeighbourResults): string[] {
   const phase = (name: string, p: NeighbourPhase) =>
-    `| ${name} | ${p.reads.p50} / ${p.reads.p99} ms | ${p.webhooks.p50} / ${p.webhooks.p99} ms (${p.webhooks.delivered} of ${p.webhooks.orders}) | ${p.errors} |`;
+    `| ${name} | ${p.reads.p50} / ${p.reads.p99} ms | ${p.webhooks.p50} / ${p.webhooks.p99} ms (${p.webhooks.delivered} of ${p.webhooks.orders}) | ${p.errors} (GETs ${JSON.stringify(p.reads.statusCodes)}, creates ${JSON.stringify(p.createStatuses)}) |`;
   const refusal = (ms: number | null) => (ms === null ? 'none refused' : `${ms} ms`);
   return [
     `### Noisy neighbour`,
