@@ -17,9 +17,6 @@ export interface WriteGateOptions {
 const DEFAULT_MAX_WAIT_MS = 500;
 const DEFAULT_MAX_WAITING = 64;
 const RETRY_AFTER_SECONDS = 1;
-/** A write's hold time before any is measured; then a moving average (weight of the newest). */
-const FIRST_HOLD_MS = 20;
-const HOLD_WEIGHT = 0.2;
 
 const busy = () =>
   new PartnerError('rate_limited', `Too many writes of this API client are running at once; retry after ${RETRY_AFTER_SECONDS} second.`, {
@@ -29,8 +26,6 @@ const busy = () =>
 
 interface StreamSlots {
   running: number;
-  /** Moving average of how long a write of this stream holds its slot. */
-  holdMs: number;
   /** Each hands the running slot of a finished write over to a waiting one. */
   waiting: (() => void)[];
 }
@@ -43,9 +38,8 @@ interface StreamSlots {
  * however many connections they hold. Without this gate a flooding client parked one pooled
  * connection per waiting write and other clients' reads queued behind them. With it, a client
  * holds at most `concurrency` connections per replica for its writes; a few more writes wait here
- * (no connection) for at most `maxWaitMs`, and the rest are refused with 429 `rate_limited` and
- * Retry-After: at once when the line ahead (at the stream's recent hold time) would not clear
- * within `maxWaitMs` anyway, so a flood hears "no" in milliseconds instead of after the wait. Across replicas, the API pool's `lock_timeout` bounds the wait
+ * (no connection) for at most `maxWaitMs`, and the rest are refused at once with 429
+ * `rate_limited` and Retry-After. Across replicas, the API pool's `lock_timeout` bounds the wait
  * for the row itself (docs/operations.md).
  */
 export class StreamWriteGate {
@@ -66,24 +60,20 @@ export class StreamWriteGate {
   async run<T>(stream: Stream, work: () => Promise<T>, lane = 'writes'): Promise<T> {
     const id = `${stream.clientId}:${stream.environment}:${lane}`;
     let slots = this.streams.get(id);
-    if (!slots) this.streams.set(id, (slots = { running: 0, holdMs: FIRST_HOLD_MS, waiting: [] }));
+    if (!slots) this.streams.set(id, (slots = { running: 0, waiting: [] }));
     if (slots.running < this.options.concurrency) slots.running++;
     else await this.wait(slots);
-    const started = performance.now();
     try {
       return await work();
     } finally {
-      slots.holdMs += HOLD_WEIGHT * (performance.now() - started - slots.holdMs);
       const next = slots.waiting.shift();
       if (next) next();
-      // An idle stream keeps its entry (a few numbers per client, environment and lane): its hold time.
-      else slots.running--;
+      else if (--slots.running === 0) this.streams.delete(id);
     }
   }
 
   private wait(slots: StreamSlots): Promise<void> {
-    const expectedWaitMs = ((slots.waiting.length + 1) / this.options.concurrency) * slots.holdMs;
-    if (slots.waiting.length >= this.maxWaiting || expectedWaitMs > this.maxWaitMs) return Promise.reject(busy());
+    if (slots.waiting.length >= this.maxWaiting) return Promise.reject(busy());
     return new Promise((resolve, reject) => {
       const handOver = () => {
         clearTimeout(timer);
