@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, isNull, lt } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, lte } from 'drizzle-orm';
 import { reportRetrievals, resultVersions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
@@ -67,6 +67,8 @@ async function liveRecord(db: Reader, caller: Caller, order: { id: string; progr
     .where(
       and(
         gt(reportRetrievals.expiresAt, new Date(now.getTime() + REUSE_MIN_REMAINING_SECONDS * 1000)),
+        // Issued by then: `now` is a parameter (tests issue records in the past).
+        lte(reportRetrievals.issuedAt, now),
         eq(reportRetrievals.keyId, caller.keyId),
         eq(reportRetrievals.clientId, caller.clientId),
         eq(reportRetrievals.laboratoryId, caller.laboratoryId),
