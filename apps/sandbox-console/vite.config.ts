@@ -5,7 +5,8 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   base: '/console/',
   plugins: [react()],
-  build: { outDir: 'dist', emptyOutDir: true, sourcemap: true },
+  // No source maps: the API serves this folder to anyone, and the console's source is not theirs to read.
+  build: { outDir: 'dist', emptyOutDir: true, sourcemap: false },
   server: {
     proxy: Object.fromEntries(['/api', '/docs'].map((path) => [path, process.env.PARTNER_API_ORIGIN ?? 'http://127.0.0.1:3000'])),
   },

@@ -9,6 +9,7 @@
  *   npm run bench -- --quick --no-webhooks --api-cpu-profile /tmp/prof   # where does the API's CPU go?
  *   npm run bench -- --scale                                           # 10 k, 100 k and 1 M orders (tools/bench/scale.ts)
  *   npm run bench -- --scale --sizes 10000,100000
+ *   npm run bench -- --noisy-neighbour-only                            # one client's load against another's latency (tools/bench/noisy-neighbour.ts)
  *
  * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
  * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
@@ -26,7 +27,8 @@ import { bundle, freePort, REPO_ROOT, rssOf, sampleRss, startService, type Servi
 import { checkTargets, markdownReport, type BenchResults } from './report';
 import { createOrderRequests, getOrderRequests } from './requests';
 import { runScale, scaleMarkdown } from './scale';
-import { measureWebhooks } from './webhooks';
+import { measureNoisyNeighbour, noisyNeighbourMarkdown, type NoisyNeighbourResults } from './noisy-neighbour';
+import { measureWebhooks, type NotMeasured } from './webhooks';
 
 const { values } = parseArgs({
   options: {
@@ -56,6 +58,8 @@ const { values } = parseArgs({
     'page-events': { type: 'string', default: '250000' },
     rate: { type: 'string' },
     'create-rate': { type: 'string' },
+    'noisy-neighbour-only': { type: 'boolean', default: false },
+    'no-noisy-neighbour': { type: 'boolean', default: false },
   },
 });
 const quick = values.quick!;
@@ -127,6 +131,40 @@ if (values.scale) {
   process.exit(0);
 }
 
+const noisyNeighbour = async (): Promise<NoisyNeighbourResults | NotMeasured> =>
+  values['no-noisy-neighbour']
+    ? { measured: false, reason: 'skipped (--no-noisy-neighbour)' }
+    : measureNoisyNeighbour({
+        serverUrl: location.url,
+        apiEntry: await apiEntryPoint(),
+        apiNodeOptions: values['api-node-options']!,
+        logLevel: settings.logLevel,
+        poolSize: settings.poolSize,
+        seconds: num(values.seconds, 10, 4),
+        readRate: 100,
+        orderRate: 5,
+        floodConnections: 64,
+        floodKeys: 6,
+        deadLetters: quick ? 1_000 : 10_000,
+        slowAnswerMs: 9_000,
+        say,
+      });
+
+if (values['noisy-neighbour-only']) {
+  const results = await noisyNeighbour();
+  const date = new Date().toISOString();
+  const markdown = 'measured' in results ? `Noisy neighbour: not measured (${results.reason}).\n` : noisyNeighbourMarkdown(results).join('\n');
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${date.slice(0, 16).replace(':', '')}Z-noisy-neighbour`;
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.versions.node, loadAverageBefore: loadBefore, loadAverageAfter: loadavg() };
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify({ date, quick, machine, noisyNeighbour: results }, null, 2)}\n`);
+  writeFileSync(join(values.out!, `${name}.md`), `## Benchmark ${date}${quick ? ' (quick)' : ''}\n\n${markdown}`);
+  console.log(markdown);
+  say(`written: ${join(values.out!, `${name}.json`)} and .md`);
+  await location.stop();
+  process.exit(0);
+}
+
 const benchDatabase = await createTestDatabase(location.url, 'bench');
 say(`database: fresh ${new URL(benchDatabase.url).pathname.slice(1)} on ${location.source === 'url' ? "DATABASE_URL's server" : 'the embedded PostgreSQL'}`);
 
@@ -193,6 +231,9 @@ try {
     ? { measured: false as const, reason: 'skipped (--no-webhooks)' }
     : await measureWebhooks({ serverUrl: location.url, rate: settings.webhookRate, seconds: settings.webhookSeconds, backlog: settings.backlog, timeoutMs: 240_000 });
 
+  say('noisy neighbour');
+  const neighbour = await noisyNeighbour();
+
   const date = new Date().toISOString();
   const partial: Omit<BenchResults, 'targets'> = {
     date,
@@ -212,6 +253,7 @@ try {
     events: { api: eventsApi, baseline: eventsBaseline },
     webhooks,
     rss: { peakBytes: rss.peak(), afterLoadBytes: afterLoad },
+    noisyNeighbour: neighbour,
   };
   const results: BenchResults = { ...partial, targets: checkTargets(partial) };
   const markdown = markdownReport(results);

@@ -1,4 +1,5 @@
 import type { LoadResult } from './http-load';
+import { noisyNeighbourMarkdown, type NoisyNeighbourResults } from './noisy-neighbour';
 import type { NotMeasured, WebhookFigures } from './webhooks';
 
 export interface PairedLoad {
@@ -17,6 +18,8 @@ export interface BenchResults {
   events: { api: { eventsPerSecond: number; events: number; pages: number; seconds: number }; baseline: { eventsPerSecond: number; events: number; pages: number; seconds: number } };
   webhooks: WebhookFigures | NotMeasured;
   rss: { peakBytes: number; afterLoadBytes: number };
+  /** One partner's load against another's latency (tools/bench/noisy-neighbour.ts). */
+  noisyNeighbour: NoisyNeighbourResults | NotMeasured;
   targets: TargetCheck[];
 }
 
@@ -90,6 +93,7 @@ export function markdownReport(r: BenchResults): string {
     '|---|---|---|---|',
     ...r.targets.map((t) => `| ${t.name} | ${t.target} | ${t.value} | ${t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'} |`),
     '',
+    ...('measured' in r.noisyNeighbour ? [`Noisy neighbour: not measured (${r.noisyNeighbour.reason}).`, ''] : noisyNeighbourMarkdown(r.noisyNeighbour)),
   ];
   return lines.join('\n');
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, createCallerFactory, partnerRouter, type EventDraft, type RequestContext } from '@lop/domain';
+import { appendEvents, attachDeliveryQueue, createCallerFactory, partnerRouter, StreamWriteGate, type EventDraft, type RequestContext } from '@lop/domain';
 import { startReceiver, type Receiver } from './testing/receiver';
 import { eventually, newPartner, subscribe, testDatabaseUrl, testProtector, workerConfig, type Partner } from './testing/tenant';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
@@ -35,6 +35,7 @@ function consoleOf(partner: Partner) {
   const ctx: RequestContext = {
     door: 'console',
     spendRateLimit: async () => undefined,
+    writeGate: new StreamWriteGate({ concurrency: 2 }),
     db: database.db,
     sql: database.sql,
     requestId: 'req_recover_test',

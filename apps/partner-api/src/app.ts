@@ -10,6 +10,7 @@ import {
   PARTNER_BASE_PATH,
   PartnerError,
   partnerRouter,
+  StreamWriteGate,
   type Config,
   type DataProtector,
   type RequestContext,
@@ -28,7 +29,7 @@ import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS'>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS' | 'PARTNER_CLIENT_WRITE_CONCURRENCY'>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -39,6 +40,29 @@ export interface AppDependencies {
   webhooks?: RequestContext['webhooks'];
 }
 
+/**
+ * The console is a page a partner pastes a key into: no other origin may frame it (clickjacking),
+ * and it loads and calls nothing but its own origin.
+ */
+export const CONSOLE_CONTENT_SECURITY_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+function consoleHeaders(_req: Request, res: Response, next: NextFunction): void {
+  res.set({ 'Content-Security-Policy': CONSOLE_CONTENT_SECURITY_POLICY, 'X-Frame-Options': 'DENY', 'X-Content-Type-Options': 'nosniff' });
+  next();
+}
+
+/**
+ * tRPC batching (`?batch=1`, procedures joined by commas) let one HTTP request run hundreds of
+ * calls past every per-request bound; the console never batches, so the door takes one call per request.
+ */
+function refuseBatches(req: Request, _res: Response, next: NextFunction): void {
+  if (req.query.batch !== undefined || req.path.includes(',')) {
+    return next(new PartnerError('invalid_request', 'Send one procedure call per request: batched calls are not accepted.', { details: [{ field: 'batch', issue: 'batch_not_allowed' }] }));
+  }
+  next();
+}
+
 export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
@@ -47,6 +71,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   const everyRequest = [requestId, ...(metrics ? [requestMetrics(metrics)] : []), accessLog(logger)];
   app.use(...everyRequest);
 
+  const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
   // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
@@ -60,6 +85,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     protector,
     webhooks,
     idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
+    writeGate,
     response: { headers: {} },
   });
 
@@ -75,12 +101,15 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   // The sandbox console talks tRPC to the same procedures, with the same keys, guard and body limit.
   app.use(
     '/api/trpc',
+    refuseBatches,
     utf8Query(),
     jsonBody(),
     trpcExpress.createExpressMiddleware({
       router: partnerRouter,
       createContext: ({ req, res }) => createContext(req, res, 'console'),
       maxBodySize: MAX_BODY_BYTES,
+      // The console sends one call per request (httpLink); refuseBatches answers a batch first, this is the backstop.
+      allowBatching: false,
       // Headers a failure carries on REST (Retry-After, WWW-Authenticate) and those a procedure sets.
       responseMeta: ({ ctx, errors }) =>
         errors.length > 0 ? { headers: errorBodyFor(errors[0], ctx?.requestId ?? 'req_unknown', []).headers } : { headers: ctx?.response.headers ?? {} },
@@ -90,6 +119,9 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   );
 
   if (consoleDir) {
+    app.use('/console', consoleHeaders);
+    // No source maps, even from a build made before they were turned off (apps/sandbox-console/vite.config.ts).
+    app.get(/^\/console\/.*\.map$/, (_req, res) => sendError(res, new PartnerError('not_found', 'No such route.'), logger));
     app.use('/console', express.static(consoleDir, { index: 'index.html', fallthrough: true }));
     app.get(/^\/console(\/.*)?$/, (_req, res) => res.sendFile('index.html', { root: consoleDir }));
   }

@@ -28,6 +28,12 @@ export interface QueryTimeouts {
    * server never fires its own statement_timeout.
    */
   querySeconds: number;
+  /**
+   * Server side (lock_timeout): a statement waiting this long for a lock another transaction holds
+   * fails (55P03, answered 503 with Retry-After), so no request parks a pooled connection behind
+   * another request's row lock for long.
+   */
+  lockSeconds?: number;
 }
 
 export interface ConnectOptions {
@@ -50,6 +56,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
         ? {
             statement_timeout: Math.round(timeouts.statementSeconds * 1000),
             idle_in_transaction_session_timeout: Math.round(timeouts.idleInTransactionSeconds * 1000),
+            ...(timeouts.lockSeconds ? { lock_timeout: Math.round(timeouts.lockSeconds * 1000) } : {}),
           }
         : {}),
     },

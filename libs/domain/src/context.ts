@@ -2,6 +2,7 @@ import type { Database, Sql } from '@lop/db';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
 import type { RateLimitPolicy } from './auth/guard';
+import type { StreamWriteGate } from './events/write-gate';
 import type { DataProtector } from './security/protector';
 import type { DestinationPolicy } from './webhooks/destination-guard';
 
@@ -19,7 +20,7 @@ export interface RequestContext {
   /** Encrypts personal data at rest and authenticates event cursors. */
   protector: DataProtector;
   /**
-   * Spends one unit of `policy`'s budget for `subject` (auth/guard.ts RATE_LIMIT_SUBJECT), or throws PartnerError
+   * Spends one unit of `policy`'s budget for `subject` (`<client id>:<environment>`), or throws PartnerError
    * `rate_limited`. The transport provides it (it owns the RateLimit-* headers); the core decides when.
    */
   spendRateLimit(policy: RateLimitPolicy, subject: string): Promise<void>;
@@ -28,6 +29,11 @@ export interface RequestContext {
    * it (PARTNER_IDEMPOTENCY_WAIT_SECONDS); the domain's default when absent.
    */
   idempotencyWaitSeconds?: number;
+  /**
+   * This process's limit on each (client, environment)'s concurrent writes (events/write-gate.ts):
+   * one per API process, shared by both doors.
+   */
+  writeGate: StreamWriteGate;
   /**
    * The webhook settings the console's webhook self-service applies: the destination policy
    * registration and every attempt share, and the attempt timeout of a test delivery.

@@ -26,6 +26,7 @@ export * from './orders/state-change';
 export * from './orders/order-resource';
 export * from './events/events.schemas';
 export * from './events/append';
+export * from './events/write-gate';
 export * from './events/stream';
 export * from './exceptions/exceptions.schemas';
 export * from './exceptions/exceptions';

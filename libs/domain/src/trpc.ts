@@ -16,6 +16,11 @@ export interface ProcedureMeta extends OpenApiMeta {
   errors?: ErrorCode[];
   /** The success body's media type when it is not the JSON envelope (the FHIR view); errors keep the envelope. */
   responseContentType?: string;
+  /**
+   * The route spends a rate budget (its guard rule `rateLimit`), so its answers carry the RateLimit-*
+   * headers. A 429 alone does not say so: the write gate's 429 (too_many_concurrent_writes) carries Retry-After only.
+   */
+  spendsRateBudget?: boolean;
 }
 
 const t = initTRPC

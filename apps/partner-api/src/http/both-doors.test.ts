@@ -25,6 +25,16 @@ const orderBody = () => ({
 
 const keyOf = async (environment: 'sandbox' | 'production' = 'sandbox') => (await createKey(fx.db, { clientId, environment, scopes: [...SCOPES] })).key;
 
+/** A key of a new client (granted the demo sandbox program, subject registered): the create budget is the client's. */
+async function freshClientKey(): Promise<string> {
+  const f = fixtures(fx.db);
+  const { client_id: id } = await f.client((await f.demo()).laboratory_id);
+  await f.grant(id, { id: demoId('program:wellness-sbx'), environment: 'sandbox' });
+  const key = await f.key(id, 'sandbox');
+  expect((await api.call('PUT', `/v1/subjects/${SUBJECT}`, { key })).status).toBe(200);
+  return key;
+}
+
 /** A tRPC call as the console's httpLink makes it: queries by GET ?input=, mutations by POST. */
 function trpc(kind: 'query' | 'mutation', procedure: string, input: unknown, headers: Record<string, string> = {}): Promise<TestResponse> {
   return kind === 'query'
@@ -61,7 +71,7 @@ afterAll(async () => {
 
 describe('the order-creation rate limit', () => {
   it('holds on the tRPC door: 429 rate_limited with Retry-After and RateLimit-* headers', async () => {
-    const authorization = `Bearer ${await keyOf()}`;
+    const authorization = `Bearer ${await freshClientKey()}`;
     for (let i = 0; i < LIMIT; i++) {
       const created = await createOverTrpc(authorization);
       expect(created.status, created.text).toBe(200);
@@ -73,8 +83,8 @@ describe('the order-creation rate limit', () => {
     expect(limited.headers.get('ratelimit-limit')).toBe(String(LIMIT));
   });
 
-  it('is one budget per authenticated key across both doors and every spelling of the scheme', async () => {
-    const key = await keyOf();
+  it('is one budget per (client, environment) across both doors and every spelling of the scheme', async () => {
+    const key = await freshClientKey();
     const spellings = ['Bearer', 'bearer', 'BEARER', 'BeArEr', 'bEARER'];
     const statuses: number[] = [];
     for (const [i, scheme] of spellings.entries()) {
@@ -129,6 +139,26 @@ describe('the console door', () => {
     });
     expect(status).toBe(413);
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('refuses batched calls (the console sends one call per request) with 400 invalid_request batch_not_allowed, running none of them', async () => {
+    const authorization = `Bearer ${await keyOf()}`;
+    const before = await counterRows();
+    const paths = Array.from({ length: 5 }, () => 'orders.create').join(',');
+    const input = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [i, orderBody()]));
+    const batches = [
+      await api.fetch('POST', `/api/trpc/${paths}?batch=1`, { json: input, headers: { authorization, 'idempotency-key': unique('idem') } }),
+      await api.fetch('GET', `/api/trpc/health.get,health.get?batch=1&input=${encodeURIComponent('{"0":{},"1":{}}')}`, { headers: { authorization } }),
+      // A batch of one is a batch too.
+      await api.fetch('GET', `/api/trpc/health.get?batch=1&input=${encodeURIComponent('{"0":{}}')}`, { headers: { authorization } }),
+    ];
+    for (const response of batches) {
+      expect(response.status, response.text).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'batch', issue: 'batch_not_allowed' }] });
+    }
+    expect(await counterRows()).toBe(before);
+    // One call per request still works.
+    expect((await trpc('query', 'health.get', {}, { authorization })).status).toBe(200);
   });
 
   it('answers malformed JSON with 400 invalid_request, as REST does', async () => {

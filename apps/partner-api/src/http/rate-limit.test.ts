@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, demoId, OPENAPI_PATH, PARTNER_BASE_PATH, SCOPES } from '@lop/domain';
+import { demoId, OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
 import { fixtures, unique } from '../testing/tenant';
@@ -8,7 +8,8 @@ const LIMIT = 3;
 const fx = connectFixtures();
 let replicaA: TestApi;
 let replicaB: TestApi;
-let clientId: string;
+let laboratoryId: string;
+const f = fixtures(fx.db);
 
 const orderBody = () => ({
   external_order_id: unique('rate'),
@@ -18,18 +19,25 @@ const orderBody = () => ({
   collection: 'in_person_draw',
 });
 
-async function freshKey() {
-  return (await createKey(fx.db, { clientId, environment: 'sandbox', scopes: [...SCOPES] })).key;
+/** A new API client of the demo laboratory, granted the demo sandbox program, with its subject registered: a budget of its own. */
+async function freshClient() {
+  const { client_id: clientId } = await f.client(laboratoryId);
+  await f.grant(clientId, { id: demoId('program:wellness-sbx'), environment: 'sandbox' });
+  const key = () => f.key(clientId, 'sandbox');
+  const first = await key();
+  expect((await replicaA.call('PUT', '/v1/subjects/rate-limit-subject', { key: first })).status).toBe(200);
+  return { clientId, first, key };
 }
+
+/** A key of a client nobody else uses. */
+const freshKey = async () => (await freshClient()).first;
 
 const create = (api: TestApi, key: string) => api.call('POST', '/v1/orders', { key, json: orderBody(), headers: { 'idempotency-key': unique('idem') } });
 
 beforeAll(async () => {
-  const demo = await fixtures(fx.db).demo();
-  clientId = demo.client_id;
+  laboratoryId = (await f.demo()).laboratory_id;
   replicaA = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
   replicaB = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
-  await replicaA.call('PUT', '/v1/subjects/rate-limit-subject', { key: demo.key });
 });
 
 afterAll(async () => {
@@ -83,14 +91,21 @@ describe('order creation rate limit', () => {
     for (const name of listed('401')) expect(unauthorized.headers.get(name), name).not.toBeNull();
   });
 
-  it('is one budget per key, shared by every replica through PostgreSQL', async () => {
+  it('is one budget per (client, environment), shared by every replica through PostgreSQL', async () => {
     const key = await freshKey();
     const statuses = [];
     for (let i = 0; i < LIMIT + 2; i++) statuses.push((await create(i % 2 === 0 ? replicaA : replicaB, key)).status);
     expect(statuses).toEqual([201, 201, 201, 429, 429]);
   });
 
-  it('does not spend one key’s budget on another key', async () => {
+  it('is shared by all keys of the client: a new key buys no new budget', async () => {
+    const client = await freshClient();
+    const statuses = [];
+    for (let i = 0; i < LIMIT + 2; i++) statuses.push((await create(replicaA, await client.key())).status);
+    expect(statuses).toEqual([201, 201, 201, 429, 429]);
+  });
+
+  it('does not spend one client’s budget on another client', async () => {
     const exhausted = await freshKey();
     for (let i = 0; i <= LIMIT; i++) await create(replicaA, exhausted);
     expect((await create(replicaA, exhausted)).status).toBe(429);

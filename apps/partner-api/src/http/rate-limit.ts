@@ -4,7 +4,7 @@ import type { Sql } from '@lop/db';
 import { PartnerError, type RateLimitPolicy } from '@lop/domain';
 
 /**
- * Fixed-window counters in PostgreSQL, so every replica shares one budget per API key.
+ * Fixed-window counters in PostgreSQL, so every replica shares one budget per (API client, environment).
  * express-rate-limit owns the semantics and the RateLimit-* / Retry-After headers. Counters of
  * ended windows are removed by the scheduled retention pass (libs/domain/src/retention), never
  * on a request's path.
@@ -43,14 +43,14 @@ const kSubject = Symbol('rateLimitSubject');
 
 /** What a 429 says ran out, per budget. */
 const REFUSALS: Record<RateLimitPolicy, string> = {
-  create_order: 'Too many order creations for this API key',
+  create_order: 'Too many order creations for this API client and environment',
   webhook_operations: 'Too many webhook operations (test sends, resends, retries, recoveries, endpoint creations) for this API client in this environment',
 };
 type WithSubject = Request & { [kSubject]?: string };
 
 /**
  * The transport half of the core's rate limit (libs/domain auth/guard.ts decides when a call
- * spends, and from which key's budget): express-rate-limit counts in PostgreSQL and writes the
+ * spends, and from which (client, environment)'s budget): express-rate-limit counts in PostgreSQL and writes the
  * RateLimit-* headers, Retry-After and the 429 on whichever door the call came through.
  */
 export function rateLimitSpender(sql: Sql, limits: Record<RateLimitPolicy, number>) {

@@ -15,7 +15,8 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
   const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, overrides);
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
+    // holdStream keeps a create waiting on a row lock for seconds: longer than the default lock_timeout.
+    api = await startTestApi({ ...NO_RATE_LIMIT, PARTNER_DB_LOCK_TIMEOUT_SECONDS: '30' });
     tenant = await buildTenant(f);
     client = ordersClient(api, await tenant.key());
     subject = await client.subject();
@@ -155,7 +156,8 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     try {
       first = client.create(request, { idempotencyKey });
       await stream.blocking();
-      expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'in_flight', leased: true });
+      // Owned by the first request's transaction: nothing about it is visible until it commits.
+      expect(await keyRow(idempotencyKey)).toBeUndefined();
       second = client.create(request, { idempotencyKey });
       // Still waiting (not answered 409) while the first is held; and it holds no row lock of its own.
       expect(await settledWithin(second, 400)).toBe(false);
@@ -171,26 +173,23 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     expect(await keyRow(idempotencyKey)).toMatchObject({ state: 'completed' });
   });
 
-  it('same key with a different body while the first request is still running → 409 idempotency_key_in_flight at once, with Retry-After', async () => {
+  it('same key with a different body while the first request is still running → waits for it, then 409 idempotency_key_reused', async () => {
     const idempotencyKey = unique('idem');
     const request = body();
     const stream = await holdStream();
     let first: Promise<TestResponse> | undefined;
+    let different: Promise<TestResponse> | undefined;
     try {
       first = client.create(request, { idempotencyKey });
       await stream.blocking();
-      const started = Date.now();
-      const different = await client.create(body(), { idempotencyKey });
-      expectConflict(different, 'idempotency_key_in_flight');
-      expect(Number(different.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      different = client.create(body(), { idempotencyKey });
+      // The first may yet fail and leave the key free: the answer waits for its outcome.
+      expect(await settledWithin(different, 400)).toBe(false);
     } finally {
       await stream.release();
     }
-    const original = await first!;
-    expectSuccess(original, 201);
-    // Once the first has produced its order, the different body is a reuse of the key.
-    expectConflict(await client.create(body(), { idempotencyKey }), 'idempotency_key_reused');
+    expectSuccess(await first!, 201);
+    expectConflict(await different!, 'idempotency_key_reused');
   });
 
   it('a wait that runs out (PARTNER_IDEMPOTENCY_WAIT_SECONDS) → 409 idempotency_key_in_flight with Retry-After; the first still completes once', async () => {
@@ -224,45 +223,79 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     }
   });
 
+  /**
+   * Owns `idempotencyKey` as a create's transaction on another replica would: its advisory lock,
+   * held until `finish(writeRow)` commits (writing the key's row first, when given).
+   */
+  async function ownKey(idempotencyKey: string) {
+    let finish!: (write?: (tx: typeof sql) => Promise<unknown>) => void;
+    const finished = new Promise<((tx: typeof sql) => Promise<unknown>) | undefined>((resolve) => (finish = resolve));
+    let owned!: () => void;
+    const ownedNow = new Promise<void>((resolve) => (owned = resolve));
+    const owner = sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(hashtext(${tenant.clientId} || ':sandbox'), hashtext(${idempotencyKey}))`;
+      owned();
+      const write = await finished;
+      if (write) await write(tx as unknown as typeof sql);
+    });
+    await ownedNow;
+    return { finish: async (write?: (tx: typeof sql) => Promise<unknown>) => (finish(write), await owner) };
+  }
+
   it('a waiter finds the outcome in PostgreSQL when the first request runs on another replica (no in-process wake-up)', async () => {
-    // The request hash and response of a completed key with this body, then the same body held
-    // in flight under a second key as another process would hold it.
+    // The response of a completed key with this body, then the same body owned under a second
+    // key as another replica's transaction would own it, committing that response.
     const request = body();
     const done = unique('idem');
     const original = await client.create(request, { idempotencyKey: done });
     expectSuccess(original, 201);
-    const [{ request_hash: requestHash }] = await sql`select request_hash from idempotency_keys where client_id = ${tenant.clientId} and key = ${done}`;
     const idempotencyKey = unique('idem');
-    await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
-              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, ${requestHash}, 'in_flight', now() + interval '1 minute')`;
-
+    const other = await ownKey(idempotencyKey);
     const waiting = client.create(request, { idempotencyKey });
     expect(await settledWithin(waiting, 500)).toBe(false);
-    await sql`update idempotency_keys k set state = 'completed', response_status = 201, response_data = done.response_data
-              from idempotency_keys done
-              where done.client_id = k.client_id and done.environment = k.environment and done.key = ${done}
-                and k.client_id = ${tenant.clientId} and k.key = ${idempotencyKey}`;
+    await other.finish(
+      (tx) => tx`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until, response_status, response_data)
+                 select client_id, environment, ${idempotencyKey}, request_hash, 'completed', now(), response_status, response_data
+                 from idempotency_keys where client_id = ${tenant.clientId} and key = ${done}`,
+    );
     const started = Date.now();
     expectReplayOf(await waiting, original);
     // Found at the next read: reads back off to at most 200 ms apart.
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
-  it('a key held by a live lease with another body (locked_until in the future) → 409 idempotency_key_in_flight with Retry-After', async () => {
+  it('a key owned by a request still running when the wait runs out → 409 idempotency_key_in_flight with Retry-After, and nothing created', async () => {
+    const impatient = await startTestApi({ ...NO_RATE_LIMIT, PARTNER_IDEMPOTENCY_WAIT_SECONDS: '0.3' });
     const idempotencyKey = unique('idem');
-    await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
-              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, 'another-process', 'in_flight', now() + interval '1 minute')`;
-    const request = body();
-    const response = await client.create(request, { idempotencyKey });
-    expectConflict(response, 'idempotency_key_in_flight');
-    expect(response.headers.get('retry-after')).toBe('1');
-    expect(await sql`select 1 from orders where external_order_id = ${request.external_order_id}`).toHaveLength(0);
+    const other = await ownKey(idempotencyKey);
+    try {
+      const request = body();
+      const response = await ordersClient(impatient, client.key).create(request, { idempotencyKey });
+      expectConflict(response, 'idempotency_key_in_flight');
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await sql`select 1 from orders where external_order_id = ${request.external_order_id}`).toHaveLength(0);
+    } finally {
+      await other.finish();
+      await impatient.close();
+    }
   });
 
-  it('a stale lease (locked_until in the past, its process gone) is taken over: 201 and the key completes', async () => {
+  it('the moment the request owning a key ends without an order (rolled back, connection killed, database restarted), the key is free: 201', async () => {
+    const idempotencyKey = unique('idem');
+    const other = await ownKey(idempotencyKey);
+    const request = body();
+    const waiting = client.create(request, { idempotencyKey });
+    expect(await settledWithin(waiting, 300)).toBe(false);
+    await other.finish(); // commits nothing about the key: as a rollback or a dead session would
+    const created = await waiting;
+    expectSuccess(created, 201);
+    expect(created.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('an in_flight row an earlier release left behind (a lease, no transaction owning it) does not hold the key: 201 and the key completes', async () => {
     const idempotencyKey = unique('idem');
     await sql`insert into idempotency_keys (client_id, environment, key, request_hash, state, locked_until)
-              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, 'crashed-process', 'in_flight', now() - interval '1 second')`;
+              values (${tenant.clientId}, 'sandbox', ${idempotencyKey}, 'crashed-process', 'in_flight', now() + interval '1 minute')`;
     const request = body();
     const taken = await client.create(request, { idempotencyKey });
     expectSuccess(taken, 201);
@@ -306,21 +339,23 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     expect(rest.headers.get('idempotent-replayed')).toBe('true');
   });
 
-  it('the console door: a different body while the first is in flight → 409 idempotency_key_in_flight with Retry-After', async () => {
+  it('the console door: a different body while the first is in flight waits for it → 409 idempotency_key_reused', async () => {
     const idempotencyKey = unique('idem');
     const stream = await holdStream();
     let first: Promise<TestResponse> | undefined;
+    let console: Promise<TestResponse> | undefined;
     try {
       first = client.create(body(), { idempotencyKey });
       await stream.blocking();
-      const response = await api.fetch('POST', '/api/trpc/orders.create', { json: body(), headers: { authorization: `Bearer ${client.key}`, 'idempotency-key': idempotencyKey } });
-      expect(response.status, response.text).toBe(409);
-      expect(response.body.error.data.partner.error.details[0].issue).toBe('idempotency_key_in_flight');
-      expect(response.headers.get('retry-after')).toBe('1');
+      console = api.fetch('POST', '/api/trpc/orders.create', { json: body(), headers: { authorization: `Bearer ${client.key}`, 'idempotency-key': idempotencyKey } });
+      expect(await settledWithin(console, 400)).toBe(false);
     } finally {
       await stream.release();
     }
     expectSuccess(await first!, 201);
+    const response = await console!;
+    expect(response.status, response.text).toBe(409);
+    expect(response.body.error.data.partner.error.details[0].issue).toBe('idempotency_key_reused');
   });
 
   describe('a first attempt that created no order binds nothing (docs/idempotency.md)', () => {

@@ -1444,7 +1444,7 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description The limit and its window in seconds, e.g. `120;w=60`. */
         "RateLimit-Policy": string;
-        /** @description Requests allowed per window for this API key. */
+        /** @description Requests allowed per window for this API client and environment (all its keys together). */
         "RateLimit-Limit": number;
         /** @description Requests left in the current window. */
         "RateLimit-Remaining": number;
@@ -2664,6 +2664,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description `rate_limited`: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description `internal_error`: An unexpected error; it is logged with the request_id. */
             500: {
                 headers: {
@@ -3601,6 +3612,17 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

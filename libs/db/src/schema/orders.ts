@@ -197,7 +197,7 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.clientId, t.environment, t.key] }), index('idempotency_keys_created_idx').on(t.createdAt)],
 );
 
-/** Fixed-window request counters, shared by every replica; `subject` is a hash of the API key. */
+/** Fixed-window request counters, shared by every replica; `subject` is `<policy>:<client id>:<environment>`. */
 export const rateLimitCounters = pgTable(
   'rate_limit_counters',
   {

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RequestContext } from '../context';
+import { StreamWriteGate } from '../events/write-gate';
 import { createKey } from '../control-plane/control-plane';
 import { newOrder, openTestDatabase } from '../laboratory-operations/test-support';
 import { guard } from './guard';
@@ -10,7 +11,7 @@ afterAll(() => connection.close());
 
 function contextFor(door: RequestContext['door'], authorization: string | undefined) {
   const spendRateLimit = vi.fn(async () => undefined);
-  const ctx = { door, authorization, sql: connection.sql, spendRateLimit } as unknown as RequestContext;
+  const ctx = { door, authorization, sql: connection.sql, spendRateLimit, writeGate: new StreamWriteGate({ concurrency: 1 }) } as unknown as RequestContext;
   return { ctx, spendRateLimit };
 }
 
@@ -22,12 +23,12 @@ async function keys() {
 }
 
 describe('the guard every procedure runs, on both doors', () => {
-  it('spends the rate-limit budget of the authenticated key, whatever the scheme is spelled', async () => {
+  it('spends the rate-limit budget of the authenticated key’s client and environment, whatever the scheme is spelled', async () => {
     const { sandbox } = await keys();
     for (const scheme of ['Bearer', 'bearer', 'BEARER', 'BeArEr']) {
       const { ctx, spendRateLimit } = contextFor('rest', `${scheme} ${sandbox.key}`);
       const caller = await guard(ctx, { scope: 'orders:write', rateLimit: 'create_order' });
-      expect(spendRateLimit).toHaveBeenCalledExactlyOnceWith('create_order', caller.keyId);
+      expect(spendRateLimit).toHaveBeenCalledExactlyOnceWith('create_order', `${caller.clientId}:${caller.environment}`);
     }
   });
 

@@ -3,18 +3,8 @@ import { PartnerError } from '../http/errors';
 import { authenticate, requireScope, type Caller } from './authenticate';
 import type { Scope } from './scopes';
 
-/** Budgets a procedure can spend from. */
+/** Budgets a procedure can spend from; each is counted per (API client, environment), shared by all its keys. */
 export type RateLimitPolicy = 'create_order' | 'webhook_operations';
-
-/**
- * Whose budget a call spends, once authenticated: order creation per API key; webhook operations
- * that make the service send (test sends, resends, retries, recoveries, endpoint creations) per
- * (client, environment), shared by all its keys, so more keys buy no more sending.
- */
-export const RATE_LIMIT_SUBJECT: Record<RateLimitPolicy, (caller: Caller) => string> = {
-  create_order: (caller) => caller.keyId,
-  webhook_operations: (caller) => `client:${caller.clientId}:${caller.environment}`,
-};
 
 export interface GuardRules {
   /** Scope the key must carry; none for health, fixtures and scenarios. */
@@ -36,7 +26,9 @@ export async function guard(ctx: RequestContext, rules: GuardRules): Promise<Cal
     });
   }
   if (rules.scope) requireScope(caller, rules.scope);
-  // Keyed on ids, not the header text: "bearer", "BEARER" or extra spaces share one budget.
-  if (rules.rateLimit) await ctx.spendRateLimit(rules.rateLimit, RATE_LIMIT_SUBJECT[rules.rateLimit](caller));
+  // The budget belongs to the tenant, not the key: minting more keys buys a flooding client nothing.
+  // Spent through the client's write gate (a lane of its own): the budget is one counter row, and a
+  // flood of increments must wait here, not on that row's lock with a pooled connection each.
+  if (rules.rateLimit) await ctx.writeGate.run(caller, () => ctx.spendRateLimit(rules.rateLimit!, `${caller.clientId}:${caller.environment}`), 'rate-limit');
   return caller;
 }

@@ -3,7 +3,7 @@ import { loadConfig, queryTimeoutsOf } from './config';
 
 describe('database timeouts configuration', () => {
   it('defaults: 5 s statements, 6 s for an answer, 10 s idle in a transaction', () => {
-    expect(queryTimeoutsOf(loadConfig({}))).toEqual({ statementSeconds: 5, querySeconds: 6, idleInTransactionSeconds: 10 });
+    expect(queryTimeoutsOf(loadConfig({}))).toEqual({ statementSeconds: 5, querySeconds: 6, idleInTransactionSeconds: 10, lockSeconds: 0.5 });
   });
 
   it('refuses a client-side timeout not longer than the statement timeout, naming the variable', () => {

@@ -31,6 +31,10 @@ const configSchema = z.object({
   PARTNER_DB_STATEMENT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   PARTNER_DB_QUERY_TIMEOUT_SECONDS: z.coerce.number().min(0.2).max(900).default(6),
   PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
+  // lock_timeout of the API's pool: a request never waits longer for a row another request holds (503 + Retry-After).
+  PARTNER_DB_LOCK_TIMEOUT_SECONDS: z.coerce.number().min(0.05).max(600).default(0.5),
+  // Writes of one (client, environment) that may hold a pooled connection at once, per API process (events/write-gate.ts).
+  PARTNER_CLIENT_WRITE_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(2),
   PARTNER_WEBHOOKS_ALLOW_LOOPBACK: booleanText.default(false),
   // Webhook delivery (spec § Delivery and retry); shorter values exist for tests and local work.
   PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: retryDelaysText.prefault(DEFAULT_RETRY_DELAYS),
@@ -48,7 +52,7 @@ const configSchema = z.object({
     .optional(),
   // How long a create whose Idempotency-Key is in flight with the same body waits for it (0 = answer 409 at once).
   PARTNER_IDEMPOTENCY_WAIT_SECONDS: z.coerce.number().min(0).max(30).default(DEFAULT_IDEMPOTENCY_WAIT_SECONDS),
-  // Order creations allowed per API key per minute, shared by all replicas.
+  // Order creations allowed per (API client, environment) per minute, shared by all its keys and all replicas.
   PARTNER_CREATE_ORDER_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(120),
   // Webhook operations that make the service send or replay (test sends, resends, retries now,
   // recoveries, endpoint creations) per API client and environment per minute, shared by all replicas.
@@ -68,11 +72,14 @@ const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 
 /** The bounds of a request-serving pool (connectDatabase's `timeouts`). */
-export function queryTimeoutsOf(config: Pick<Config, 'PARTNER_DB_STATEMENT_TIMEOUT_SECONDS' | 'PARTNER_DB_QUERY_TIMEOUT_SECONDS' | 'PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS'>) {
+export function queryTimeoutsOf(
+  config: Pick<Config, 'PARTNER_DB_STATEMENT_TIMEOUT_SECONDS' | 'PARTNER_DB_QUERY_TIMEOUT_SECONDS' | 'PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS' | 'PARTNER_DB_LOCK_TIMEOUT_SECONDS'>,
+) {
   return {
     statementSeconds: config.PARTNER_DB_STATEMENT_TIMEOUT_SECONDS,
     querySeconds: config.PARTNER_DB_QUERY_TIMEOUT_SECONDS,
     idleInTransactionSeconds: config.PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS,
+    lockSeconds: config.PARTNER_DB_LOCK_TIMEOUT_SECONDS,
   };
 }
 

@@ -10,6 +10,7 @@ import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
 import type { RequestContext } from '../context';
 import { appendEvents, type EventDraft } from '../events/append';
+import { StreamWriteGate } from '../events/write-gate';
 import { acceptOrder } from '../laboratory-operations/acceptance';
 import { eventsOf, newOrder, openTestDatabase } from '../laboratory-operations/test-support';
 import type { OrderRow } from '../orders/order-resource';
@@ -54,6 +55,7 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     headers: {},
     protector,
     webhooks,
+    writeGate: new StreamWriteGate({ concurrency: 2 }),
     response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;

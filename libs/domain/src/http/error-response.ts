@@ -17,13 +17,19 @@ export interface ErrorResponse {
 // whose fail-fast errors carry one of these codes; 57014: statement_timeout; 25P03: idle_in_transaction_session_timeout).
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'QUERY_TIMEOUT', '57014', '25P03']);
 
-function isDatabaseUnavailable(error: unknown): boolean {
+function hasCode(error: unknown, codes: ReadonlySet<string>): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+    if (typeof code === 'string' && codes.has(code)) return true;
   }
   return false;
 }
+
+const isDatabaseUnavailable = (error: unknown) => hasCode(error, UNAVAILABLE_CODES);
+
+// 55P03 lock_not_available: the API pool's lock_timeout ran out while this request waited for a
+// row another request holds (e.g. the client's event stream under a flood of its own writes).
+const LOCK_WAIT_CODES = new Set(['55P03']);
 
 /**
  * SQLSTATE class 22 ("data exception"): PostgreSQL refused a value the request carried (a NUL
@@ -75,6 +81,7 @@ export function errorBodyFor(error: unknown, requestId: string, pathParams: read
 
   const partnerError = findPartnerError(error);
   if (partnerError) return make(partnerError.errorCode, partnerError.message, partnerError.details, partnerError.headers);
+  if (hasCode(error, LOCK_WAIT_CODES)) return make('unavailable', 'The service is busy with other requests of this API client; retry shortly.', undefined, { 'Retry-After': '1' });
   if (isDatabaseUnavailable(error)) return make('unavailable', 'The service is temporarily unavailable; retry shortly.', undefined, { 'Retry-After': '5' });
   const dataIssue = dataExceptionIssue(error);
   if (dataIssue) {

@@ -64,6 +64,8 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
       for (const code of codes) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
       for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponseObject(list);
       operation.responses = responses;
+      // Read (and removed) by polishDocument.
+      if (meta.spendsRateBudget) operation['x-spends-rate-budget'] = true;
       if (meta.scope && meta.scope !== 'none') {
         operation['x-required-scope'] = meta.scope;
         operation.description = `${operation.description ?? ''}\n\nRequired scope: \`${meta.scope}\`.`.trim();

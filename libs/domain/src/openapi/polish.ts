@@ -23,7 +23,7 @@ const REQUEST_ID_EXAMPLE = 'req_4f9c1d2e8a7b6c5d4e3f2a1b';
 /** The rate limit's headers (IETF draft 6, as express-rate-limit sends them). */
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': { description: 'The limit and its window in seconds, e.g. `120;w=60`.', schema: { type: 'string', example: '120;w=60' } },
-  'RateLimit-Limit': { description: 'Requests allowed per window for this API key.', schema: { type: 'integer', minimum: 0, example: 120 } },
+  'RateLimit-Limit': { description: 'Requests allowed per window for this API client and environment (all its keys together).', schema: { type: 'integer', minimum: 0, example: 120 } },
   'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', minimum: 0, example: 119 } },
   'RateLimit-Reset': { description: 'Seconds until the current window ends.', schema: { type: 'integer', minimum: 0, example: 42 } },
 };
@@ -106,17 +106,18 @@ export function polishDocument(document: Json): void {
       media.example = media.schema.examples[0];
       delete media.schema.examples;
     }
-    // Rate-limited operations (those that can answer 429) carry the RateLimit-* headers on their
+    // Operations that spend a rate budget carry the RateLimit-* headers on their
     // success and 429 responses; an operation taking an Idempotency-Key may answer with a replay.
     const responses = (operation.responses ?? {}) as Record<string, Json>;
-    const rateLimited = '429' in responses;
+    const rateLimited = operation['x-spends-rate-budget'] === true;
+    delete operation['x-spends-rate-budget'];
     const idempotent = ((operation.parameters ?? []) as Json[]).some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
     const rateLimitRefs = rateLimited ? Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }])) : {};
     for (const [status, response] of Object.entries(responses)) {
       if (!response || response.$ref) continue;
       if (Number(status) >= 400) {
         if (Number(status) === 429) response.headers = { ...response.headers, ...rateLimitRefs };
-        // idempotency_key_in_flight: a different body while the first request runs, or a wait that ran out.
+        // idempotency_key_in_flight: the wait for another request with the key ran out while it still runs.
         if (Number(status) === 409 && idempotent) response.headers = { ...response.headers, 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
         continue;
       }

@@ -1,24 +1,22 @@
 import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { idempotencyKeys, preparedStatement, type Database, type Transaction } from '@lop/db';
+import { idempotencyKeys, preparedStatement, sqlOf, type Database, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
+import type { StreamWriteGate } from '../events/write-gate';
 import { conflict, PartnerError } from '../http/errors';
 import { withSpan } from '../telemetry/tracing';
 
-/** How long a request may hold its key before another request may take over (a crashed process). */
-const IN_FLIGHT_LEASE_SECONDS = 60;
-
 /**
- * How long a request whose key is in flight with the same body waits for the first request, by
- * default (PARTNER_IDEMPOTENCY_WAIT_SECONDS). A healthy first attempt ends in milliseconds and a
- * stalled one is cut off by the pool's statement and query timeouts (5 s / 6 s); ten seconds
- * outlasts those and stays well below the 30 s a partner's HTTP client commonly allows.
+ * How long a request whose key is in flight waits for the request running it, by default
+ * (PARTNER_IDEMPOTENCY_WAIT_SECONDS). A healthy first attempt ends in milliseconds and a stalled
+ * one is cut off by the pool's statement and query timeouts (5 s / 6 s); ten seconds outlasts
+ * those and stays well below the 30 s a partner's HTTP client commonly allows.
  */
 export const DEFAULT_IDEMPOTENCY_WAIT_SECONDS = 10;
 
 /**
- * A waiter re-reads the key after 10 ms, then at doubling intervals up to 200 ms: one primary-key
- * lookup per read, on a pool connection held only for that lookup. Order creation takes tens of
+ * A waiter re-reads the key after 10 ms, then at doubling intervals up to 200 ms: one query per
+ * read, on a pool connection held only for that query. Order creation takes tens of
  * milliseconds, so most waiters read two or three times.
  */
 const FIRST_POLL_MS = 10;
@@ -47,22 +45,6 @@ const keyOf = and(
   eq(idempotencyKeys.environment, sql.placeholder('environment')),
   eq(idempotencyKeys.key, sql.placeholder('key')),
 );
-const claimKey = preparedStatement((db) =>
-  db
-    .insert(idempotencyKeys)
-    .values({
-      clientId: sql.placeholder('clientId'),
-      environment: sql.placeholder('environment'),
-      key: sql.placeholder('key'),
-      requestHash: sql.placeholder('requestHash'),
-      state: 'in_flight',
-      lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})`,
-    })
-    .onConflictDoNothing()
-    .returning({ key: idempotencyKeys.key })
-    .prepare('idempotency_claim'),
-);
-// `leaseExpired` on the database's clock, the one the lease was set by.
 const readKey = preparedStatement((db) =>
   db
     .select({
@@ -70,36 +52,61 @@ const readKey = preparedStatement((db) =>
       requestHash: idempotencyKeys.requestHash,
       responseStatus: idempotencyKeys.responseStatus,
       responseData: idempotencyKeys.responseData,
-      leaseExpired: sql<boolean>`${idempotencyKeys.lockedUntil} < now()`,
     })
     .from(idempotencyKeys)
     .where(keyOf)
     .prepare('idempotency_read'),
 );
-const lockKey = preparedStatement((db) => db.select().from(idempotencyKeys).where(keyOf).for('update').prepare('idempotency_lock'));
-// A lease left behind by a crashed process may be taken over once it has expired.
-const takeOverKey = preparedStatement((db) =>
-  db
-    .update(idempotencyKeys)
-    .set({ requestHash: sql`${sql.placeholder('requestHash')}`, lockedUntil: sql`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})` })
-    .where(and(keyOf, eq(idempotencyKeys.state, 'in_flight'), sql`${idempotencyKeys.lockedUntil} < now()`))
-    .returning({ key: idempotencyKeys.key })
-    .prepare('idempotency_take_over'),
-);
-const freeKey = preparedStatement((db) =>
-  db
-    .delete(idempotencyKeys)
-    .where(and(keyOf, eq(idempotencyKeys.state, 'in_flight'), eq(idempotencyKeys.requestHash, sql.placeholder('requestHash'))))
-    .prepare('idempotency_free'),
-);
+// An `in_flight` row is what releases before this one left behind (a lease): no request owns it.
 const completeKey = preparedStatement((db) =>
   db
-    .update(idempotencyKeys)
-    // A placeholder in set() skips the column's JSON encoding: the value is passed as JSON text.
-    .set({ state: 'completed', responseStatus: sql`${sql.placeholder('status')}`, responseData: sql`${sql.placeholder('json')}::jsonb` })
-    .where(keyOf)
+    .insert(idempotencyKeys)
+    .values({
+      clientId: sql.placeholder('clientId'),
+      environment: sql.placeholder('environment'),
+      key: sql.placeholder('key'),
+      requestHash: sql.placeholder('requestHash'),
+      state: 'completed',
+      lockedUntil: sql`now()`,
+      // A placeholder in values() skips the column's JSON encoding: the value is passed as JSON text.
+      responseStatus: sql`${sql.placeholder('status')}`,
+      responseData: sql`${sql.placeholder('json')}::jsonb`,
+    })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.clientId, idempotencyKeys.environment, idempotencyKeys.key],
+      set: { requestHash: sql`excluded.request_hash`, state: 'completed', lockedUntil: sql`now()`, responseStatus: sql`excluded.response_status`, responseData: sql`excluded.response_data` },
+      setWhere: sql`${idempotencyKeys.state} <> 'completed'`,
+    })
     .prepare('idempotency_complete'),
 );
+
+type KeyValues = { clientId: string; environment: Caller['environment']; key: string };
+
+/**
+ * The key's owner is the transaction holding this advisory lock: PostgreSQL releases it when that
+ * transaction ends however it ends (commit, rollback, a killed connection, a crashed server), so a
+ * key is never held by a request that is gone. Two int4 keys (the stream, the key), a space of
+ * its own: pg-boss's advisory locks take one bigint.
+ */
+async function tryOwn(tx: Transaction, k: KeyValues): Promise<boolean> {
+  const [{ owned }] = await sqlOf(tx)<{ owned: boolean }[]>`
+    select pg_try_advisory_xact_lock(hashtext(${k.clientId} || ':' || ${k.environment}), hashtext(${k.key})) as owned`;
+  return owned;
+}
+
+/** The key's stored outcome, and whether a transaction still owns it (its advisory lock, as pg_locks shows it). */
+async function peek(db: Database, k: KeyValues) {
+  const [row] = await sqlOf(db)<{ state: string | null; request_hash: string | null; response_status: number | null; response_data: unknown; running: boolean }[]>`
+    select k.state, k.request_hash, k.response_status, k.response_data,
+           exists (select 1 from pg_locks l
+                   where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+                     and l.database = (select oid from pg_database where datname = current_database())
+                     and l.classid = (hashtext(${k.clientId} || ':' || ${k.environment})::bigint & 4294967295)::oid
+                     and l.objid = (hashtext(${k.key})::bigint & 4294967295)::oid) as running
+    from (select 1) as one
+    left join idempotency_keys k on k.client_id = ${k.clientId} and k.environment = ${k.environment} and k.key = ${k.key}`;
+  return row;
+}
 
 /**
  * Waiters in this process, by key. When an attempt here commits or frees its key, every waiter on
@@ -149,28 +156,32 @@ export interface IdempotentOutcome<T> {
 }
 
 export interface IdempotencyOptions {
-  /** How long a request with the same key and body waits for one still in flight; 0 answers 409 at once. */
+  /** Bounds the client's writes that may hold a pooled connection (events/write-gate.ts). */
+  gate: StreamWriteGate;
+  /** How long a request whose key is in flight waits for it; 0 answers 409 at once. */
   waitSeconds?: number;
   /** Names the span (traces) of the transaction that runs `work`, e.g. `orders.create`. */
   spanName?: string;
 }
 
+const reused = () => conflict('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.');
+
 /**
  * Runs `work` at most once per (client, environment, Idempotency-Key) (DESIGN §6).
  *
- * - The same key and body replays the stored response (`replayed`).
- * - While the key is in flight with the same body, waits up to `waitSeconds` for that request and
- *   answers with its outcome; 409 `idempotency_key_in_flight` (Retry-After) only if the wait runs out.
- * - A different body is a 409: `idempotency_key_reused` once the key has produced its response,
- *   `idempotency_key_in_flight` at once while the first request still runs (it may yet fail).
- * - The stored response commits in the same transaction as the work, so a crash leaves either
- *   nothing or both. An attempt that fails (a 422, a 409 duplicate_external_order_id, a 5xx)
- *   created nothing and frees the key: the key is bound to a body only by the order it produced.
+ * - A key is owned by the one transaction that runs `work`: it takes the key's advisory lock
+ *   without waiting, and stores the response in the same transaction as the work. A crash, a
+ *   killed connection or a failed attempt (a 422, a 409 duplicate_external_order_id, a 5xx)
+ *   leaves nothing behind: the key is free the moment the attempt ends, even when the database
+ *   itself died under it (nothing to clean up afterwards on a database that just failed).
+ * - The same key and body replays the stored response (`replayed`); a different body is 409
+ *   `idempotency_key_reused`.
+ * - While another transaction owns the key, the request waits up to `waitSeconds` for it and
+ *   answers with its outcome, whatever its body; 409 `idempotency_key_in_flight` (Retry-After)
+ *   only if that request is still running when the wait runs out.
  *
- * Waiting holds no database connection: the key's row is re-read with backoff (one indexed
- * lookup each), and a waiter in the process running the attempt is woken when it ends. Holding
- * the row lock instead would pin one pool connection per waiter for the whole wait, and ten
- * retries of one order would take a replica's entire pool.
+ * Waiting holds no database connection: the key's row and lock are re-read with backoff (one
+ * query each), and a waiter in the process running the attempt is woken when it ends.
  */
 export async function runIdempotently<T>(
   db: Database,
@@ -178,80 +189,70 @@ export async function runIdempotently<T>(
   key: string,
   body: unknown,
   work: (tx: Transaction) => Promise<{ status: number; data: T }>,
-  options: IdempotencyOptions = {},
+  options: IdempotencyOptions,
 ): Promise<IdempotentOutcome<T>> {
   const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
-  const keyValues = { clientId: caller.clientId, environment: caller.environment, key };
+  const keyValues: KeyValues = { clientId: caller.clientId, environment: caller.environment, key };
   const localId = JSON.stringify([caller.clientId, caller.environment, key]);
   const waitMs = 1000 * (options.waitSeconds ?? DEFAULT_IDEMPOTENCY_WAIT_SECONDS);
   const deadline = Date.now() + waitMs;
-  const waitedTooLong = () =>
-    inFlight(`A request with this Idempotency-Key is still being processed after ${waitMs / 1000} s; retry shortly with the same key and body.`);
+  const spanName = options.spanName ?? 'idempotent transaction';
   let pollMs = FIRST_POLL_MS;
 
-  for (let round = 0; ; round++) {
-    // Keys freed and claimed again by other requests, over and over: bounded by the wait as well.
-    if (round > 0 && Date.now() >= deadline) throw waitedTooLong();
-    let ours = (await claimKey(db).execute({ ...keyValues, requestHash })).length > 0;
+  for (;;) {
+    const outcome = await options.gate.run(caller, () => attempt(db, keyValues, requestHash, localId, work, spanName));
+    if (outcome) return outcome;
 
-    while (!ours) {
+    // Another request owns the key: wait for it without a connection, then try again.
+    for (;;) {
       const localEnd = nextLocalEnd(localId);
       try {
-        const [existing] = await readKey(db).execute(keyValues);
-        if (!existing) break; // freed by an attempt that created nothing: claim it again
-        if (existing.state === 'completed') {
-          if (existing.requestHash !== requestHash) throw conflict('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.');
-          return { status: existing.responseStatus!, data: existing.responseData as T, replayed: true };
-        }
-        // Only a lease left behind by a crashed process may be taken over; that process created nothing.
-        if (existing.leaseExpired && (await takeOverKey(db).execute({ ...keyValues, requestHash })).length > 0) {
-          ours = true;
-          break;
-        }
-        if (existing.requestHash !== requestHash) {
-          throw inFlight('A request with this Idempotency-Key and a different body is still being processed; retry shortly to learn its outcome.');
-        }
         const left = deadline - Date.now();
-        if (left <= 0) throw waitedTooLong();
+        if (left <= 0) {
+          throw inFlight(`A request with this Idempotency-Key is still being processed after ${waitMs / 1000} s; retry shortly with the same key and body.`);
+        }
         await pause(Math.min(pollMs, left), localEnd.ended);
         pollMs = Math.min(2 * pollMs, MAX_POLL_MS);
+        const seen = await peek(db, keyValues);
+        if (seen.state === 'completed') {
+          if (seen.request_hash !== requestHash) throw reused();
+          return { status: seen.response_status!, data: seen.response_data as T, replayed: true };
+        }
+        if (!seen.running) break; // its attempt ended and created nothing: try to own the key
       } finally {
         localEnd.stop();
       }
     }
-    if (ours) return attempt(db, keyValues, requestHash, localId, work, options.spanName ?? 'idempotent transaction');
   }
 }
 
+/** One try at owning the key: its outcome, or null when another transaction owns it now. */
 async function attempt<T>(
   db: Database,
-  keyValues: { clientId: string; environment: Caller['environment']; key: string },
+  keyValues: KeyValues,
   requestHash: string,
   localId: string,
   work: (tx: Transaction) => Promise<{ status: number; data: T }>,
   spanName: string,
-): Promise<IdempotentOutcome<T>> {
-  let leaseLost = false;
+): Promise<IdempotentOutcome<T> | null> {
+  let owned = false;
   try {
     // The span covers the whole transaction, BEGIN to COMMIT: the lock waits and the commit are where the time goes.
-    return await withSpan(spanName, { attributes: { 'db.system.name': 'postgresql' } }, () => db.transaction(async (tx) => {
-      // Still ours? A request slower than its lease may have been taken over; the row lock
-      // also makes a takeover wait until this transaction ends.
-      const [lease] = await lockKey(tx).execute(keyValues);
-      if (!lease || lease.state !== 'in_flight' || lease.requestHash !== requestHash) {
-        leaseLost = true;
-        throw inFlight('A request with this Idempotency-Key is still being processed; retry shortly.');
-      }
-      const result = await work(tx);
-      await completeKey(tx).execute({ ...keyValues, status: result.status, json: JSON.stringify(result.data) });
-      return { ...result, replayed: false };
-    }));
-  } catch (error) {
-    // Free the key for a corrected retry, unless it now belongs to another request. Only an
-    // in-flight row is deleted: a commit whose acknowledgement was lost stays completed.
-    if (!leaseLost) await freeKey(db).execute({ ...keyValues, requestHash });
-    throw error;
+    return await withSpan(spanName, { attributes: { 'db.system.name': 'postgresql' } }, () =>
+      db.transaction(async (tx) => {
+        if (!(await tryOwn(tx, keyValues))) return null;
+        owned = true;
+        const [existing] = await readKey(tx).execute(keyValues);
+        if (existing?.state === 'completed') {
+          if (existing.requestHash !== requestHash) throw reused();
+          return { status: existing.responseStatus!, data: existing.responseData as T, replayed: true };
+        }
+        const result = await work(tx);
+        await completeKey(tx).execute({ ...keyValues, requestHash, status: result.status, json: JSON.stringify(result.data) });
+        return { ...result, replayed: false };
+      }),
+    );
   } finally {
-    announceLocalEnd(localId);
+    if (owned) announceLocalEnd(localId);
   }
 }

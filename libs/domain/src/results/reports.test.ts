@@ -101,6 +101,25 @@ describe('report retrieval paths', () => {
     await expect(getReportDocument(db, caller, { orderId: order.id, resultId, retrieval_id: after })).resolves.toMatchObject({ result_id: resultId, content_type: 'application/pdf' });
   });
 
+  it('repeated calls for the same key and version answer the live record: one row, until less than half its life is left; another key gets its own', async () => {
+    const { order, resultId } = await releasedWithDocument();
+    const caller = await callerOf(order);
+    const now = new Date();
+    const issue = async (who: Caller, at: Date) => retrievalIdOf((await getReportAvailability(db, who, order.id, resultId, at)).report.retrieval_path);
+    const rows = async () => (await db.select({ id: reportRetrievals.id }).from(reportRetrievals).where(eq(reportRetrievals.resultId, resultId))).length;
+
+    const first = await issue(caller, now);
+    for (let i = 0; i < 20; i++) expect(await issue(caller, now)).toBe(first);
+    // Half the TTL left exactly is not enough: the boundary issues a new record, one second before it does not.
+    expect(await issue(caller, seconds(now, REPORT_PATH_TTL_SECONDS / 2 - 1))).toBe(first);
+    const second = await issue(caller, seconds(now, REPORT_PATH_TTL_SECONDS / 2));
+    expect(second).not.toBe(first);
+    expect(await rows()).toBe(2);
+    const otherKey = await issue(await callerOf(order), now);
+    expect([first, second]).not.toContain(otherKey);
+    expect(await rows()).toBe(3);
+  });
+
   it('issuing prunes records expired longer than the retention, and keeps the recently expired ones', async () => {
     const { order, resultId } = await releasedWithDocument();
     const caller = await callerOf(order);

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lt } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, lte } from 'drizzle-orm';
 import { reportRetrievals, resultVersions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
@@ -13,6 +13,12 @@ export const REPORT_PATH_TTL_SECONDS = 300;
  * "unknown"; then the next issue prunes them.
  */
 export const REPORT_RETRIEVAL_RETENTION_SECONDS = 3600;
+
+/**
+ * A record with at least this much of its life left is answered again instead of issuing a new one:
+ * repeated calls for the same key and version write one row per half TTL, not one per call.
+ */
+const REUSE_MIN_REMAINING_SECONDS = REPORT_PATH_TTL_SECONDS / 2;
 
 /** Rows one issue deletes at most: pruning stays a small, bounded piece of a GET. */
 const PRUNE_BATCH = 500;
@@ -50,30 +56,63 @@ async function pruneExpired(db: Database, now: Date): Promise<void> {
 }
 
 /**
+ * A live record issued to this very key for this order, program and version, with its supersession
+ * unchanged and at least REUSE_MIN_REMAINING_SECONDS left. Found through the expiry index: only
+ * records issued in the last half TTL qualify, one per (key, version) at most thanks to the reuse.
+ */
+async function liveRecord(db: Reader, caller: Caller, order: { id: string; programId: string }, resultId: string, superseded: string | null, now: Date) {
+  const [record] = await db
+    .select({ id: reportRetrievals.id })
+    .from(reportRetrievals)
+    .where(
+      and(
+        gt(reportRetrievals.expiresAt, new Date(now.getTime() + REUSE_MIN_REMAINING_SECONDS * 1000)),
+        // Issued by then: `now` is a parameter (tests issue records in the past).
+        lte(reportRetrievals.issuedAt, now),
+        eq(reportRetrievals.keyId, caller.keyId),
+        eq(reportRetrievals.clientId, caller.clientId),
+        eq(reportRetrievals.laboratoryId, caller.laboratoryId),
+        eq(reportRetrievals.environment, caller.environment),
+        eq(reportRetrievals.orderId, order.id),
+        eq(reportRetrievals.programId, order.programId),
+        eq(reportRetrievals.resultId, resultId),
+        superseded === null ? isNull(reportRetrievals.supersededByResultId) : eq(reportRetrievals.supersededByResultId, superseded),
+      ),
+    )
+    .orderBy(desc(reportRetrievals.expiresAt))
+    .limit(1);
+  return record ?? null;
+}
+
+/**
  * GET …/results/{resultId}/report: when the laboratory supplied a document for this released
- * version, issues a retrieval record for this very key and answers its path; otherwise an
- * explicit `report_not_modeled` refusal. The path carries the record's id and nothing that
- * authorizes by itself: no signature, no expiry, no token.
+ * version, answers the path of a retrieval record for this very key (a live one it was issued
+ * recently, or a new one); otherwise an explicit `report_not_modeled` refusal. The path carries
+ * the record's id and nothing that authorizes by itself: no signature, no expiry, no token.
  */
 export async function getReportAvailability(db: Database, caller: Caller, orderId: string, resultId: string, now = new Date()): Promise<ReportAvailability> {
   const { order, row } = await findReleasedResult(db, caller, orderId, resultId);
   if (!row.reportDocument) throw reportNotModeled();
-  await pruneExpired(db, now);
-  const [record] = await db
-    .insert(reportRetrievals)
-    .values({
-      keyId: caller.keyId,
-      clientId: caller.clientId,
-      laboratoryId: caller.laboratoryId,
-      environment: caller.environment,
-      programId: order.programId,
-      orderId: order.id,
-      resultId: row.id,
-      supersededByResultId: await supersededBy(db, row.id),
-      issuedAt: now,
-      expiresAt: new Date(now.getTime() + REPORT_PATH_TTL_SECONDS * 1000),
-    })
-    .returning({ id: reportRetrievals.id });
+  const superseded = await supersededBy(db, row.id);
+  let record = await liveRecord(db, caller, order, row.id, superseded, now);
+  if (!record) {
+    await pruneExpired(db, now);
+    [record] = await db
+      .insert(reportRetrievals)
+      .values({
+        keyId: caller.keyId,
+        clientId: caller.clientId,
+        laboratoryId: caller.laboratoryId,
+        environment: caller.environment,
+        programId: order.programId,
+        orderId: order.id,
+        resultId: row.id,
+        supersededByResultId: superseded,
+        issuedAt: now,
+        expiresAt: new Date(now.getTime() + REPORT_PATH_TTL_SECONDS * 1000),
+      })
+      .returning({ id: reportRetrievals.id });
+  }
   return {
     order_id: order.id,
     result_id: row.id,

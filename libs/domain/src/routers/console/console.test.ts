@@ -6,6 +6,7 @@ import type { Scope } from '../../auth/scopes';
 import { SCOPES } from '../../auth/scopes';
 import { createKey } from '../../control-plane/control-plane';
 import type { RequestContext } from '../../context';
+import { StreamWriteGate } from '../../events/write-gate';
 import { acceptOrder } from '../../laboratory-operations/acceptance';
 import { eventsOf, newOrder, openTestDatabase } from '../../laboratory-operations/test-support';
 import type { OrderRow } from '../../orders/order-resource';
@@ -29,6 +30,7 @@ function callerFor(key: string) {
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
+    writeGate: new StreamWriteGate({ concurrency: 2 }),
     response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx);

@@ -7,4 +7,4 @@ export const cancelOrder = scopedProcedure('orders:cancel')
   .meta(cancelOrderMeta)
   .input(cancelOrderInput)
   .output(cancelOrderOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await cancel(ctx.db, ctx.caller, input.orderId)));
+  .mutation(async ({ ctx, input }) => ok(ctx, await ctx.writeGate.run(ctx.caller, () => cancel(ctx.db, ctx.caller, input.orderId))));

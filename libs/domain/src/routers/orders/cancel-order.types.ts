@@ -5,7 +5,7 @@ import type { ProcedureMeta } from '../../trpc';
 
 export const cancelOrderMeta: ProcedureMeta = {
   scope: 'orders:cancel',
-  errors: ['not_found', 'conflict'],
+  errors: ['not_found', 'conflict', 'rate_limited'],
   openapi: {
     method: 'POST',
     path: '/v1/orders/{orderId}/cancel',

@@ -41,7 +41,7 @@ export const createOrder = scopedProcedure('orders:write', { rateLimit: 'create_
     const outcome = await runIdempotently<Order>(ctx.db, ctx.caller, key, input, async (tx) => ({
       status: 201,
       data: await create(tx, ctx.protector, ctx.caller, input),
-    }), { waitSeconds: ctx.idempotencyWaitSeconds, spanName: 'orders.create' });
+    }), { gate: ctx.writeGate, waitSeconds: ctx.idempotencyWaitSeconds, spanName: 'orders.create' });
     ctx.response.status = outcome.status;
     if (outcome.replayed) ctx.response.headers['Idempotent-Replayed'] = 'true';
     return ok(ctx, outcome.data);

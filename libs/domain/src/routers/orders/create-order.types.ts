@@ -8,6 +8,7 @@ export const createOrderMeta: ProcedureMeta = {
   scope: 'orders:write',
   successStatus: 201,
   errors: ['conflict', 'not_orderable', 'rate_limited'],
+  spendsRateBudget: true,
   openapi: {
     method: 'POST',
     path: '/v1/orders',

@@ -7,4 +7,4 @@ export const simulateOrder = scopedProcedure('orders:write')
   .meta(simulateOrderMeta)
   .input(simulateOrderInput)
   .output(simulateOrderOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await simulateScenario(ctx.db, ctx.caller, { orderId: input.orderId, scenario: input.scenario, steps: input.steps })));
+  .mutation(async ({ ctx, input }) => ok(ctx, await ctx.writeGate.run(ctx.caller, () => simulateScenario(ctx.db, ctx.caller, { orderId: input.orderId, scenario: input.scenario, steps: input.steps }))));

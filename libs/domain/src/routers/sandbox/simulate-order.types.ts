@@ -5,7 +5,7 @@ import type { ProcedureMeta } from '../../trpc';
 
 export const simulateOrderMeta: ProcedureMeta = {
   scope: 'orders:write',
-  errors: ['not_found', 'simulation_not_allowed'],
+  errors: ['not_found', 'simulation_not_allowed', 'rate_limited'],
   openapi: {
     method: 'POST',
     path: '/v1/sandbox/orders/{orderId}/simulate',
