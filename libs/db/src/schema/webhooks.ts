@@ -68,6 +68,9 @@ export const webhookDeliveries = pgTable(
     // At most one original delivery per (event, subscription); replays are separate rows.
     uniqueIndex('webhook_deliveries_event_subscription_idx').on(t.eventId, t.subscriptionId).where(sql`kind = 'event'`),
     index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.createdAt),
+    // Every delivery of one event to one endpoint, replays included: recover asks, per dead letter,
+    // whether that event is pending or delivered there (10,000 dead letters in milliseconds, not a scan each).
+    index('webhook_deliveries_subscription_event_idx').on(t.subscriptionId, t.eventId),
     index('webhook_deliveries_dead_idx').on(t.createdAt).where(sql`state = 'dead_lettered'`),
     // The retention pass finds finished deliveries past their window without reading the pending ones.
     index('webhook_deliveries_completed_idx').on(t.completedAt).where(sql`state <> 'pending'`),
