@@ -7,7 +7,7 @@ export default defineConfig({
     name: 'sandbox-console',
     environment: 'node',
     include: ['src/**/*.test.ts', 'contract/**/*.test.ts', 'e2e/**/*.test.ts'],
-    globalSetup: [fileURLToPath(new URL('../../libs/db/src/testing/global-setup.ts', import.meta.url))],
+    globalSetup: [fileURLToPath(new URL('../../libs/db/src/testing/global-setup.ts', import.meta.url)), './e2e/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
