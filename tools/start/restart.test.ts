@@ -59,7 +59,7 @@ async function bannerOf(instance: Instance, withinMs = 120_000): Promise<string>
 
 /** The admin CLI against the same data folder (it uses the embedded server `npm start` runs). */
 function admin(env: Record<string, string>, ...args: string[]): string {
-  return execFileSync(process.execPath, ['tools/admin/run.mjs', ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
+  return execFileSync(process.execPath, ['tools/build/run-bundled.mjs', '--inline', 'tools/admin/main.ts', ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'lop-restart-'));
@@ -168,7 +168,7 @@ describe('npm start on the embedded database', () => {
     chmodSync(folder, 0o755);
     const env = { ...process.env, DATABASE_URL: '', PARTNER_DATA_DIR: folder, PARTNER_EMBEDDED_PG_PORT: String(await freePort()), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
     // The service itself, without npm, so its own exit is what is timed.
-    const service = spawn(process.execPath, ['--import', 'tsx', 'tools/start/start.ts'], { cwd: REPO_ROOT, env, detached: true });
+    const service = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'tools/start/start.ts'], { cwd: REPO_ROOT, env, detached: true });
     let output = '';
     service.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     service.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -26,7 +26,7 @@ export function admin(...args: string[]): Promise<AdminRun> {
 
 export function adminWithEnvironment(env: Record<string, string>, ...args: string[]): Promise<AdminRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['tools/admin/run.mjs', ...args], {
+    const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', '--inline', 'tools/admin/main.ts', ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
