@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // One process per worker for all its files, not one per file: the stack each browser file
+    // starts (API, worker, domain) is imported once (as in libs/db/src/testing/vitest-project.ts).
+    isolate: false,
   },
 });
