@@ -7,9 +7,12 @@ export default defineConfig({
     name: 'sandbox-console',
     environment: 'node',
     include: ['src/**/*.test.ts', 'contract/**/*.test.ts', 'e2e/**/*.test.ts'],
-    globalSetup: [fileURLToPath(new URL('../../libs/db/src/testing/global-setup.ts', import.meta.url))],
+    globalSetup: [fileURLToPath(new URL('../../libs/db/src/testing/global-setup.ts', import.meta.url)), './e2e/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // One process per worker for all its files, not one per file: the stack each browser file
+    // starts (API, worker, domain) is imported once (as in libs/db/src/testing/vitest-project.ts).
+    isolate: false,
   },
 });

@@ -79,13 +79,16 @@ describe('admin webhooks', () => {
   });
 
   it("refuses the service's own ports even with the loopback allowance, as configured", async () => {
-    const own = { DATABASE_URL: testDatabaseUrl(), PORT: '4123', PARTNER_METRICS_PORT: '4124', PARTNER_WORKER_METRICS_PORT: '4125', PARTNER_EMBEDDED_PG_PORT: '54329' };
     const databasePort = new URL(testDatabaseUrl()).port || '5432';
+    // On the README's path the tests' database is the embedded server itself (54329): configure
+    // another embedded port here, so each case names one setting.
+    const embeddedPort = databasePort === '54329' ? '54330' : '54329';
+    const own = { DATABASE_URL: testDatabaseUrl(), PORT: '4123', PARTNER_METRICS_PORT: '4124', PARTNER_WORKER_METRICS_PORT: '4125', PARTNER_EMBEDDED_PG_PORT: embeddedPort };
     const cases: [string, RegExp][] = [
       ['http://127.0.0.1:4123/in', /port 4123 on this machine is the service's own partner API \(PORT\)/],
       ['http://localhost:4124/metrics', /own metrics endpoint \(PARTNER_METRICS_PORT\)/],
       ['http://localhost.:4125/metrics', /own delivery worker's metrics endpoint \(PARTNER_WORKER_METRICS_PORT\)/],
-      ['http://127.0.0.1:54329/', /own embedded PostgreSQL \(PARTNER_EMBEDDED_PG_PORT\)/],
+      [`http://127.0.0.1:${embeddedPort}/`, /own embedded PostgreSQL \(PARTNER_EMBEDDED_PG_PORT\)/],
       [`http://127.0.0.1:${databasePort}/`, /own database \(DATABASE_URL\)/],
     ];
     const runs = await Promise.all(

@@ -33,21 +33,51 @@ export interface TargetCheck {
 const round = (n: number, digits = 0) => Number(n.toFixed(digits));
 const mb = (bytes: number) => round(bytes / 1024 / 1024, 1);
 
-/** The targets for a 2-core machine (issue 15), checked against one run. `null` = not measured. */
+/**
+ * The targets for a 2-core machine (issues 15 and 22), checked against one run. Each is a ratio to
+ * a yardstick measured in the same run on the same machine (the bare baseline server, the bare
+ * paging loop, a bare delivery loop to the same receiver), so a slow day moves both sides: the same
+ * bench gave the GET p99 at half peak 13 ms one day and 29–31 ms another, with the baseline's
+ * 11 and 19–21 ms. The absolute figures are shown beside them as information. Memory is the one
+ * absolute target: it does not follow the CPU's speed. `null` = not measured.
+ */
 export function checkTargets(r: Omit<BenchResults, 'targets'>): TargetCheck[] {
-  const getRatio = r.getOrder.peak.api.requestsPerSecond / r.getOrder.peak.baseline.requestsPerSecond;
+  const g = r.getOrder;
+  const getRatio = g.peak.api.requestsPerSecond / g.peak.baseline.requestsPerSecond;
   const createRatio = r.createOrder.api.requestsPerSecond / r.createOrder.baseline.requestsPerSecond;
+  // The same run's yardstick of how fast this machine answers one simple request, now.
+  const yardstickP99 = g.half.baseline.p99;
+  const halfP99Ratio = g.half.api.p99 / yardstickP99;
+  const pagingRatio = r.events.api.eventsPerSecond / r.events.baseline.eventsPerSecond;
   const checks: TargetCheck[] = [
     { name: 'GET order throughput vs baseline', target: '≥ 0.6 ×', value: `${round(getRatio, 2)} ×`, met: getRatio >= 0.6 },
-    { name: 'GET order p99 at half of peak', target: '≤ 25 ms', value: `${round(r.getOrder.half.api.p99, 1)} ms`, met: r.getOrder.half.api.p99 <= 25 },
+    {
+      name: "GET order p99 at half of peak vs the baseline's at half of its peak",
+      target: '≤ 2 ×',
+      value: `${round(halfP99Ratio, 2)} × (${round(g.half.api.p99, 1)} ms vs ${round(yardstickP99, 1)} ms)`,
+      met: halfP99Ratio <= 2,
+    },
     { name: 'create order throughput vs baseline', target: '≥ 0.6 ×', value: `${round(createRatio, 2)} ×`, met: createRatio >= 0.6 },
-    { name: 'event paging', target: '≥ 30,000 events/s', value: `${round(r.events.api.eventsPerSecond)} events/s`, met: r.events.api.eventsPerSecond >= 30_000 },
+    {
+      name: 'event paging vs the bare paging loop',
+      target: '≥ 0.45 ×',
+      value: `${round(pagingRatio, 2)} × (${fmt(r.events.api.eventsPerSecond)} vs ${fmt(r.events.baseline.eventsPerSecond)} events/s)`,
+      met: pagingRatio >= 0.45,
+    },
   ];
   const w = r.webhooks;
+  const latency = (p: number, limit: number): Pick<TargetCheck, 'value' | 'met'> =>
+    w.measured ? { value: `${round(p / yardstickP99, 2)} × (${p} ms vs ${round(yardstickP99, 1)} ms)`, met: p / yardstickP99 <= limit } : { value: 'not measured', met: null };
+  const drainRatio = w.measured ? w.drainPerSecond / w.bareDeliveriesPerSecond : 0;
   checks.push(
-    { name: 'webhook delivery p50', target: '≤ 50 ms', value: w.measured ? `${w.p50} ms` : 'not measured', met: w.measured ? w.p50 <= 50 : null },
-    { name: 'webhook delivery p99', target: '≤ 250 ms', value: w.measured ? `${w.p99} ms` : 'not measured', met: w.measured ? w.p99 <= 250 : null },
-    { name: 'backlog drain', target: '≥ 1,500 deliveries/s', value: w.measured ? `${w.drainPerSecond} deliveries/s` : 'not measured', met: w.measured ? w.drainPerSecond >= 1500 : null },
+    { name: "webhook delivery p50 vs the baseline GET's p99 at half of peak", target: '≤ 4 ×', ...latency(w.measured ? w.p50 : 0, 4) },
+    { name: "webhook delivery p99 vs the baseline GET's p99 at half of peak", target: '≤ 20 ×', ...latency(w.measured ? w.p99 : 0, 20) },
+    {
+      name: 'backlog drain vs a bare delivery loop to the same receiver',
+      target: '≥ 0.2 ×',
+      value: w.measured ? `${round(drainRatio, 2)} × (${fmt(w.drainPerSecond)} vs ${fmt(w.bareDeliveriesPerSecond)} deliveries/s)` : 'not measured',
+      met: w.measured ? drainRatio >= 0.2 : null,
+    },
     { name: 'API RSS under load (peak)', target: '≤ 200 MB', value: `${mb(r.rss.peakBytes)} MB`, met: r.rss.peakBytes <= 200 * 1024 * 1024 },
   );
   return checks;
@@ -84,12 +114,14 @@ export function markdownReport(r: BenchResults): string {
     w.measured
       ? `| webhook commit-to-receipt at ${w.rate} events/s: p50 / p99 (max) | ${w.p50} ms / ${w.p99} ms (${w.max} ms) | | |`
       : `| webhook commit-to-receipt | not measured: ${w.reason} | | |`,
-    w.measured ? `| webhook backlog of ${fmt(w.backlog)} deliveries: drain rate | ${fmt(w.drainPerSecond)} deliveries/s (${w.drainSeconds} s) | | |` : `| webhook backlog drain | not measured | | |`,
+    w.measured
+      ? `| webhook backlog of ${fmt(w.backlog)} deliveries: drain rate (baseline: a bare delivery loop to the same receiver) | ${fmt(w.drainPerSecond)} deliveries/s (${w.drainSeconds} s) | ${fmt(w.bareDeliveriesPerSecond)} deliveries/s | ${ratio(w.drainPerSecond, w.bareDeliveriesPerSecond)} |`
+      : `| webhook backlog drain | not measured | | |`,
     `| API process RSS under load: peak (after load) | ${mb(r.rss.peakBytes)} MB (${mb(r.rss.afterLoadBytes)} MB) | | |`,
     '',
     `Failed or unexpected responses: GET ${g.peak.api.failures + g.half.api.failures} (baseline ${g.peak.baseline.failures + g.half.baseline.failures}), POST ${c.api.failures} (baseline ${c.baseline.failures}).`,
     '',
-    '| target (2 cores) | wanted | measured | met |',
+    '| target (2 cores; each a ratio to a yardstick of this run, except memory) | wanted | measured | met |',
     '|---|---|---|---|',
     ...r.targets.map((t) => `| ${t.name} | ${t.target} | ${t.value} | ${t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'} |`),
     '',

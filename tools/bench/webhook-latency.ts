@@ -1,13 +1,15 @@
 /**
  * Webhook delivery benchmark: commit-to-receipt latency at a steady event rate, and the drain rate
- * of a backlog, against a real receiver on 127.0.0.1.
+ * of a backlog, against a real receiver on 127.0.0.1 — and, as the drain's yardstick in the same
+ * run, the rate of a bare delivery loop (signed POSTs to the same receiver, same concurrency).
  *
  *   DATABASE_URL=postgres://… npx tsx tools/bench/webhook-latency.ts [--rate 50] [--seconds 10] [--backlog 5000]
  *
  * Uses a fresh database on the server (dropped afterwards). The worker runs in this process with
  * the default concurrency, so the receiver, the event writer and the worker share the machine.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { connectDatabase, createTestDatabase, locateDatabase } from '@lop/db';
 import {
@@ -99,6 +101,39 @@ try {
   console.log(`backlog: ${backlog} deliveries drained in ${drainSeconds.toFixed(2)} s (worker start included): ${Math.round(backlog / drainSeconds)} deliveries/s`);
 
   await worker.close();
+
+  // 3. The yardstick for the drain, in this same run: a bare delivery loop — the same number of
+  // signed JSON POSTs to the same receiver, at the worker's concurrency, with no queue or database.
+  const bareBefore = receiver.requests.length;
+  const secret = randomBytes(32);
+  const body = JSON.stringify({ ...draft(), event_id: randomUUID() });
+  // node:http with a keep-alive agent, as the worker's own transport (libs/domain/src/webhooks/delivery-attempt.ts).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' });
+  const target = new URL(receiver.url('/bare'));
+  const postOne = () =>
+    new Promise<void>((resolve, reject) => {
+      const signature = createHmac('sha256', secret).update(body).digest('base64');
+      const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-partner-signature': `v1=${signature}` };
+      const request = http.request({ method: 'POST', host: target.hostname, port: target.port, path: target.pathname, headers, agent }, (response) => {
+        response.resume();
+        response.once('end', resolve);
+      });
+      request.once('error', reject);
+      request.end(body);
+    });
+  let next = 0;
+  const bareStart = Date.now();
+  const post = async () => {
+    while (next < backlog) {
+      next++;
+      await postOne();
+    }
+  };
+  await Promise.all(Array.from({ length: webhookSettings(config).concurrency }, post));
+  const bareSeconds = (Date.now() - bareStart) / 1000;
+  agent.destroy();
+  if (receiver.requests.length - bareBefore < backlog) throw new Error('the bare delivery loop lost requests');
+  console.log(`bare delivery loop: ${backlog} POSTs in ${bareSeconds.toFixed(2)} s: ${Math.round(backlog / bareSeconds)} deliveries/s`);
   detach();
   await sender.boss.stop({ graceful: false });
 } finally {

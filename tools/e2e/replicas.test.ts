@@ -24,7 +24,7 @@ let partner: Partner;
 const workerMetricsPorts: number[] = [];
 
 function spawnWorker(metricsPort: number): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/delivery-worker/src/main.ts'], {
+  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'apps/delivery-worker/src/main.ts'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -264,7 +264,7 @@ async function startCollector() {
 describe('the API process, as production starts it', () => {
   const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
   const runApi = (env: Record<string, string>, port: number) =>
-    spawn(process.execPath, ['--import', 'tsx', 'apps/partner-api/src/main.ts'], {
+    spawn(process.execPath, ['tools/build/run-bundled.mjs', 'apps/partner-api/src/main.ts'], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: testDatabaseUrl(), PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', PARTNER_METRICS_PORT: '0', PARTNER_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 /** One `npm start` until its banner, then SIGTERM: the banner's key line and API base URL. */
 async function startOnce(): Promise<{ key: string; note: string; apiBase: string; health: (key: string) => Promise<number> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/start/start.ts'], {
+  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'tools/start/start.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATABASE_URL: database.url, PARTNER_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', PARTNER_METRICS_PORT: '0' },
   });

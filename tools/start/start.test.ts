@@ -29,7 +29,7 @@ interface Started {
  * process group of its own, as a terminal runs it, so a test can send Ctrl-C's SIGINT to the group.
  */
 function start(env: Record<string, string>, { ownGroup = false } = {}): Started {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/start/start.ts'], {
+  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'tools/start/start.ts'], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PARTNER_DATA_DIR: DATA_DIR, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     detached: ownGroup,

@@ -98,6 +98,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // At once, before the drain: npm exits on the group's SIGTERM without waiting for this process,
+    // so a process manager may start the next instance now; it must not use a database about to stop.
+    location.retire();
     setTimeout(() => {
       logger.error('shutdown did not finish in time; exiting');
       process.exit(1);

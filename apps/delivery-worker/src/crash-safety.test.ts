@@ -15,9 +15,9 @@ let sender: DeliveryQueue;
 let detach: () => void;
 const running = new Set<ChildProcess>();
 
-/** The worker as its own process, exactly as `tsx apps/delivery-worker/src/main.ts` runs it. */
+/** The worker as its own process, from its bundle as production runs it (tools/build/run-bundled.mjs). */
 function spawnWorker() {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/delivery-worker/src/main.ts'], {
+  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'apps/delivery-worker/src/main.ts'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

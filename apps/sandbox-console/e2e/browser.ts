@@ -1,17 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-
-/** Debian's chromium (installed by .ci/run); never a downloaded browser. CHROMIUM_PATH overrides. */
-export function chromiumPath(): string {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => Boolean(p));
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) {
-    throw new Error(`No Chromium found (looked at ${candidates.join(', ')}). Install it with "apt-get install chromium" or set CHROMIUM_PATH.`);
-  }
-  return found;
-}
+import { findChromium } from './chromium';
 
 // Flags known to work headless on this kind of machine; Playwright adds --headless and the profile folder.
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -26,9 +17,11 @@ export interface Browser {
 
 /** A fresh headless Chromium with its own throw-away profile, recording every browser-console problem. */
 export async function openBrowser(viewport = { width: 1366, height: 768 }): Promise<Browser> {
+  const { executablePath, env } = await findChromium();
   const profile = mkdtempSync(join(tmpdir(), 'console-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
+    executablePath,
+    env: { ...process.env, ...env },
     headless: true,
     args: FLAGS,
     viewport,

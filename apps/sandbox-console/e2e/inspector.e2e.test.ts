@@ -83,8 +83,9 @@ describe('the request inspector', () => {
     await inspector.getByRole('button', { name: 'Python', exact: true }).click();
     await inspector.getByRole('button', { name: 'Copy as Python' }).click();
     const python = await clipboardText(page);
-    expect(python).toContain('requests.post(');
-    expect(await run('python3', ['-c', python])).toMatch(new RegExp(`^201 [\\s\\S]*${orderId}`));
+    expect(python).toContain('urllib.request.urlopen(');
+    // -I -S: no site-packages, so the copy provably needs nothing beyond Python's standard library.
+    expect(await run('python3', ['-I', '-S', '-c', python])).toMatch(new RegExp(`^201 [\\s\\S]*${orderId}`));
 
     await inspector.getByRole('button', { name: 'TypeScript', exact: true }).click();
     await inspector.getByRole('button', { name: 'Copy as TypeScript' }).click();

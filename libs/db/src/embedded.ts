@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 
@@ -15,7 +15,45 @@ export interface EmbeddedPostgresHandle {
   url: string;
   /** True when this process started the server (and so stops it on exit). */
   startedHere: boolean;
+  /**
+   * Says, at the start of the owner's shutdown, that this server is about to stop, so a new start
+   * on the same folder (a restart while this one drains) waits for it to go and starts its own
+   * rather than using a server about to vanish. Does nothing for a server started elsewhere.
+   */
+  retire(): void;
   stop(): Promise<void>;
+}
+
+/**
+ * Which postmaster runs a data folder: its PID and start time, the first and third lines of
+ * PostgreSQL's own postmaster.pid. The port or folder alone says only that *a* server runs there;
+ * this says which one, so an instance never stops (or waits on) a server another one started.
+ */
+export interface PostmasterIdentity {
+  pid: number;
+  startedAt: string;
+}
+
+export function postmasterIdentity(dataDir: string): PostmasterIdentity | undefined {
+  try {
+    const [pid, , startedAt] = readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n');
+    return Number(pid) > 0 && startedAt ? { pid: Number(pid), startedAt } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const sameIdentity = (a: PostmasterIdentity | undefined, b: PostmasterIdentity | undefined) => a !== undefined && b !== undefined && a.pid === b.pid && a.startedAt === b.startedAt;
+
+/** Beside the data folder (not in it: PostgreSQL's folder is its own): the identity of a server whose owner is stopping it. */
+const stoppingMarker = (dataDir: string) => `${dataDir}.stopping`;
+
+function readStoppingMarker(dataDir: string): PostmasterIdentity | undefined {
+  try {
+    return JSON.parse(readFileSync(stoppingMarker(dataDir), 'utf8')) as PostmasterIdentity;
+  } catch {
+    return undefined;
+  }
 }
 
 const USER = 'postgres';
@@ -73,14 +111,17 @@ async function postgresBinary(): Promise<string> {
  *    owner stops the server, and also when the owner dies any way at all, SIGKILL included: the
  *    guard then asks PostgreSQL for a fast shutdown, so no orphan is left holding the data folder.
  *  - Only PostgreSQL keeps the log pipe (stderr), so the owner sees it close when PostgreSQL is
- *    gone, even if it stopped by itself. The guard reaps PostgreSQL only after signalling it, so
- *    the pid it signals is never reused.
+ *    gone, even if it stopped by itself.
+ *  - The guard signals only its own child, and reaps it only after signalling it, so the pid it
+ *    signals is never another process's: it waits on the pipe with the shell's builtin `read`,
+ *    not `cat` (waiting for a foreground `cat`, sh reaps every finished child, PostgreSQL included,
+ *    and its pid could then be reused — by the PostgreSQL of a restarted instance).
  */
 const GUARD = `
 "$@" &
 postmaster=$!
 exec 2>/dev/null
-cat >/dev/null
+while read -r _; do :; done
 kill -INT "$postmaster"
 wait "$postmaster"
 `;
@@ -91,7 +132,7 @@ function postgresUserIds(): { uid: number; gid: number } | Record<string, never>
   return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
 }
 
-async function startPostmaster(options: EmbeddedPostgresOptions, url: string): Promise<() => Promise<void>> {
+async function startPostmaster(options: EmbeddedPostgresOptions, url: string): Promise<Omit<EmbeddedPostgresHandle, 'url' | 'startedHere'>> {
   const flags = ['-D', options.dataDir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
   const guard: ChildProcess = spawn('/bin/sh', ['-c', GUARD, 'embedded-postgres-guard', await postgresBinary(), ...flags], {
     detached: true,
@@ -109,12 +150,23 @@ async function startPostmaster(options: EmbeddedPostgresOptions, url: string): P
   guard.stderr!.once('close', () => (logClosed = true));
   guard.stdin!.on('error', () => undefined);
 
+  // The postmaster this process started, set once it answers (see PostmasterIdentity).
+  const started: { identity?: PostmasterIdentity } = {};
+  const ours = () => sameIdentity(started.identity, postmasterIdentity(options.dataDir));
+  const retire = () => {
+    if (ours()) writeFileSync(stoppingMarker(options.dataDir), JSON.stringify(started.identity));
+  };
   const stop = async () => {
+    retire();
     guard.stdin!.end();
-    // A fast shutdown takes a second or two; past that, an immediate one for the whole session.
-    const late = setTimeout(() => guard.pid && process.kill(-guard.pid, 'SIGQUIT'), 15_000);
+    // A fast shutdown takes a second or two; past that, an immediate one — of our own postmaster
+    // only, and only while the folder still names it (never a server another instance started since).
+    const late = setTimeout(() => {
+      if (ours()) process.kill(started.identity!.pid, 'SIGQUIT');
+    }, 15_000);
     await exited;
     clearTimeout(late);
+    if (sameIdentity(started.identity, readStoppingMarker(options.dataDir))) rmSync(stoppingMarker(options.dataDir), { force: true });
   };
 
   const deadline = Date.now() + 60_000;
@@ -125,7 +177,23 @@ async function startPostmaster(options: EmbeddedPostgresOptions, url: string): P
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return stop;
+  // Its child answers on the port, so postmaster.pid is the child's (PostgreSQL writes it before listening).
+  started.identity = postmasterIdentity(options.dataDir);
+  return { retire, stop };
+}
+
+/**
+ * While the server running the folder is one its owner is stopping (it wrote the stopping marker
+ * with that server's identity), waits for it to go: a restart's new instance must not use it.
+ */
+async function waitForStoppingServer(options: EmbeddedPostgresOptions): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const running = postmasterIdentity(options.dataDir);
+    if (!running || !sameIdentity(running, readStoppingMarker(options.dataDir))) return;
+    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL in ${options.dataDir} (pid ${running.pid}) is being stopped by the instance that started it, and did not stop within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /**
@@ -135,9 +203,9 @@ async function startPostmaster(options: EmbeddedPostgresOptions, url: string): P
  */
 export async function ensureEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const url = embeddedUrl(options.port);
-  if (await answers(url)) {
-    return { url, startedHere: false, stop: async () => undefined };
-  }
+  const borrowed = { url, startedHere: false, retire: () => undefined, stop: async () => undefined };
+  await waitForStoppingServer(options);
+  if (await answers(url)) return borrowed;
 
   // PostgreSQL refuses to run as root; as root the package creates and uses a `postgres` OS user,
   // which needs to traverse every parent of the data folder (created 0755 here).
@@ -158,13 +226,11 @@ export async function ensureEmbeddedPostgres(options: EmbeddedPostgresOptions): 
     });
     await server.initialise();
   }
-  let stop: () => Promise<void>;
   try {
-    stop = await startPostmaster(options, url);
+    return { url, startedHere: true, ...(await startPostmaster(options, url)) };
   } catch (error) {
     // Another process may have won the race to start the same folder: use its server.
-    if (await answers(url)) return { url, startedHere: false, stop: async () => undefined };
+    if (await answers(url)) return borrowed;
     throw new Error(`embedded PostgreSQL did not start in ${options.dataDir}: ${(error as Error).message}`);
   }
-  return { url, startedHere: true, stop };
 }

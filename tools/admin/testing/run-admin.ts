@@ -19,14 +19,14 @@ export interface AdminRun {
   json(): any;
 }
 
-/** Runs the admin CLI as an administrator would: a separate process, against the test database. */
+/** Runs the admin CLI as an administrator would (`npm run admin`'s launcher, the bundle): a separate process, against the test database. */
 export function admin(...args: string[]): Promise<AdminRun> {
   return adminWithEnvironment({ DATABASE_URL: testDatabaseUrl() }, ...args);
 }
 
 export function adminWithEnvironment(env: Record<string, string>, ...args: string[]): Promise<AdminRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'tools/admin/main.ts', ...args], {
+    const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', '--inline', 'tools/admin/main.ts', ...args], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

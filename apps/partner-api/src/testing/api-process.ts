@@ -39,13 +39,13 @@ export function killAllApiProcesses(): void {
 }
 
 /**
- * The partner API as its own process, exactly as `tsx apps/partner-api/src/main.ts` runs it in
- * production (migrations, pg-boss sender, key-change listener), on 127.0.0.1. Resolves once
- * /readyz answers 200.
+ * The partner API as its own process (migrations, pg-boss sender, key-change listener), on
+ * 127.0.0.1, from an esbuild bundle with npm packages external, as production runs it
+ * (tools/build/run-bundled.mjs; rebuilt when the sources change). Resolves once /readyz answers 200.
  */
 export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/partner-api/src/main.ts'], {
+  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'apps/partner-api/src/main.ts'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

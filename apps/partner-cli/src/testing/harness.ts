@@ -1,7 +1,7 @@
 /**
  * The CLI's end-to-end tests drive `lop` as a partner would: the partner API as its own process
- * (`node --import tsx apps/partner-api/src/main.ts`, as production runs it) on this run's fresh
- * database, the demo tenant seeded through the control plane, the CLI as a child process, and a
+ * (an esbuild bundle with npm packages external, as production runs it: tools/build/run-bundled.mjs)
+ * on this run's fresh database, the demo tenant seeded through the control plane, the CLI as a child process, and a
  * local webhook handler on 127.0.0.1. Nothing of the API is imported: the CLI project may depend
  * on the domain and db libraries only (module boundaries), and that is all the seeding needs.
  *
@@ -58,7 +58,7 @@ export async function startService(): Promise<TestService> {
   const lopBundle = join(bundleDir, 'lop.mjs');
   execFileSync(process.execPath, [BUNDLE_SCRIPT, lopBundle], { stdio: 'ignore' });
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/partner-api/src/main.ts'], {
+  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'apps/partner-api/src/main.ts'], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

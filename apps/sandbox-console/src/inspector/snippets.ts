@@ -3,7 +3,8 @@ import type { RestRequest } from './rest-routes';
 /**
  * A partner request as code to paste: curl, TypeScript with the typed client (openapi-fetch over
  * types openapi-typescript generates from the served OpenAPI document, as the partner CLI and the
- * quickstart use it) and Python `requests`. The key is
+ * quickstart use it) and Python with its standard library only (`urllib.request`, as the webhook
+ * sample in docs/webhooks.md: it runs on any Python 3 with nothing to install). The key is
  * never in the text: every snippet reads it from PARTNER_API_KEY, so a copied snippet can be
  * pasted into a ticket or a chat without leaking it.
  */
@@ -74,14 +75,30 @@ function pyLiteral(value: unknown, depth = 0): string {
 }
 
 export function pythonSnippet(request: RestRequest): string {
-  const url = request.url.split('?')[0];
+  const [base] = request.url.split('?');
+  const url = Object.keys(request.query).length > 0 ? `${JSON.stringify(base)} + "?" + urllib.parse.urlencode(${pyLiteral(request.query, 1)}, doseq=True)` : JSON.stringify(base);
   const headers = Object.entries(request.headers).filter(([name]) => name.toLowerCase() !== 'content-type');
+  if (request.body !== undefined) headers.push(['Content-Type', 'application/json']);
   const headerLines = [`        "Authorization": f"Bearer {os.environ['${KEY_VARIABLE}']}",`, ...headers.map(([n, v]) => `        ${JSON.stringify(n)}: ${JSON.stringify(v)},`)];
-  const args = [`    ${JSON.stringify(url)},`, `    headers={\n${headerLines.join('\n')}\n    },`];
-  if (Object.keys(request.query).length > 0) args.push(`    params=${pyLiteral(request.query, 1)},`);
-  if (request.body !== undefined) args.push(`    json=${pyLiteral(request.body, 1)},`);
-  args.push('    timeout=30,');
-  return [`import os`, ``, `import requests`, ``, `response = requests.${request.method.toLowerCase()}(`, ...args, `)`, `print(response.status_code, response.json())`].join('\n');
+  const args = [`    ${url},`, `    method=${JSON.stringify(request.method)},`, `    headers={\n${headerLines.join('\n')}\n    },`];
+  if (request.body !== undefined) args.push(`    data=json.dumps(${pyLiteral(request.body, 1)}).encode(),`);
+  return [
+    `import json`,
+    `import os`,
+    `import urllib.error`,
+    `import urllib.parse`,
+    `import urllib.request`,
+    ``,
+    `request = urllib.request.Request(`,
+    ...args,
+    `)`,
+    `try:`,
+    `    with urllib.request.urlopen(request, timeout=30) as response:`,
+    `        status, body = response.status, response.read()`,
+    `except urllib.error.HTTPError as error:  # 4xx/5xx: the body is the error envelope`,
+    `    status, body = error.code, error.read()`,
+    `print(status, json.loads(body))`,
+  ].join('\n');
 }
 
 export const SNIPPET_LANGUAGES = [
