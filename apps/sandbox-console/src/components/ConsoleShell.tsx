@@ -84,7 +84,9 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
       </header>
       <main id="main" className="content">
         <div ref={heading} tabIndex={-1} className="focus-target" aria-label="Page content">
-          <Screen route={route} />
+          {/* Keyed by the screen's identity: moving from one order (or endpoint) to another mounts a fresh
+              page, so no banner, scenario choice or inspector state of the previous one can carry over. */}
+          <Screen key={current} route={route} />
         </div>
       </main>
       <footer className="footer muted small">
