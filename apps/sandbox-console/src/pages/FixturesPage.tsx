@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
 import { useCapability } from '../capabilities';
+import { BeforeOrdering } from '../components/BeforeOrdering';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { setFlash } from '../flash';
@@ -40,6 +41,7 @@ export function FixturesPage() {
           ))}
         </div>
       )}
+      <BeforeOrdering />
     </section>
   );
 }

@@ -13,6 +13,7 @@ import { href } from '../routing';
 import { inputIs, useLatestCall } from '../inspector/call-log';
 import { Inspector } from '../components/Inspector';
 import { CopyButton } from '../components/CopyButton';
+import { CancelOrder } from '../components/CancelOrder';
 import { useCapability } from '../capabilities';
 import { describeError, useTRPC } from '../trpc';
 
@@ -87,6 +88,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
           ['order-events-title', 'Events'],
           ['results-title', 'Results'],
           ['exceptions-title', 'Exceptions'],
+          ['cancel-title', 'Cancel'],
           ['details-title', 'Details'],
         ]}
       />
@@ -122,6 +124,11 @@ export function OrderPage({ orderId }: { orderId: string }) {
       <article className="card" aria-labelledby="exceptions-title">
         <h2 id="exceptions-title">Exceptions</h2>
         <ExceptionsPanel orderId={orderId} />
+      </article>
+
+      <article className="card" aria-labelledby="cancel-title">
+        <h2 id="cancel-title">Cancel the order</h2>
+        <CancelOrder orderId={orderId} lifecycle={o.lifecycle} />
       </article>
       <article className="card" aria-labelledby="details-title">
         <h2 id="details-title">Order details</h2>
