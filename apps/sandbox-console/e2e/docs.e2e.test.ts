@@ -56,4 +56,41 @@ describe('docs that run', () => {
     await page.getByRole('contentinfo').getByRole('link', { name: 'API reference' }).click();
     await page.getByRole('heading', { name: 'Laboratory Ordering Partner API' }).waitFor();
   });
+
+  it('Test Request of "Create an order" works as shipped after the console: the sandbox key, real fixture ids and a fresh Idempotency-Key per try', async () => {
+    const { page } = stack;
+    // The previous test entered the key in the console, in this tab: /docs reads it from there.
+    await page.goto(`${stack.api.url}/docs`);
+    await page.getByRole('button', { name: 'Open Group - Orders' }).click();
+    await page.getByText('Create an order', { exact: true }).first().click();
+    const section = page.locator('section', { has: page.getByRole('heading', { name: 'Create an order' }) }).last();
+    await section.getByText(/Test Request here: leave Idempotency-Key empty/).waitFor();
+    const sent: { status: number; idempotencyKey?: string; body: any }[] = [];
+    page.on('response', async (r) => {
+      if (new URL(r.url()).pathname === '/api/public/partner/v1/orders') sent.push({ status: r.status(), idempotencyKey: r.request().headers()['idempotency-key'], body: await r.json() });
+    });
+    await section.getByRole('button', { name: /Test Request/ }).first().click();
+    const client = page.getByRole('dialog');
+    await timed('docs: Test Request → Send create order → 201', async () => {
+      await client.getByRole('button', { name: /^Send/ }).first().click();
+      await expect.poll(() => sent.length).toBe(1);
+    });
+    expect(sent[0].status).toBe(201);
+    expect(sent[0].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    const order = sent[0].body.data;
+    expect(order.external_order_id).toMatch(/^docs-/);
+    // The example's ids are the running sandbox's fixture, not the reference's placeholders.
+    const fixtures = await stack.rest('GET', '/v1/sandbox/order-fixtures');
+    const minimal = fixtures.body.data.find((f: { contract: string }) => f.contract === 'minimal').body;
+    expect([order.program_id, order.item_id]).toEqual([minimal.program_id, minimal.item_id]);
+    expect((await stack.rest('GET', `/v1/orders/${order.order_id}`)).status).toBe(200);
+
+    // A second try gets its own key: the API answers about the order (a duplicate external_order_id), not about a replayed or missing key.
+    await client.getByRole('button', { name: /^Send/ }).first().click();
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent[1].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent[1].idempotencyKey).not.toBe(sent[0].idempotencyKey);
+    expect(sent[1].body.error.details[0].issue).toBe('duplicate_external_order_id');
+    await page.screenshot({ path: join(ARTIFACTS, 'docs-02-test-request.png') });
+  });
 });
