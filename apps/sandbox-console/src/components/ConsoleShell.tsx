@@ -10,6 +10,7 @@ import { OverviewPage } from '../pages/OverviewPage';
 import { WebhookEndpointPage } from '../pages/WebhookEndpointPage';
 import { WebhooksPage } from '../pages/WebhooksPage';
 import { href, useRoute, type Route } from '../routing';
+import { PARTNER_API_VERSION } from '../inspector/rest-routes';
 import { useKeySession } from '../capabilities';
 import { relativeTime } from '../format';
 import { keyHint } from '../session';
@@ -90,7 +91,7 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
         </div>
       </main>
       <footer className="footer muted small">
-        <LiveStatus /> · API version {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST ·{' '}
+        <LiveStatus /> · API {PARTNER_API_VERSION} · service build {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST ·{' '}
         <a href="/docs">API reference</a>
       </footer>
     </EventStreamProvider>

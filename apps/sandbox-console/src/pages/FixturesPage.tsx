@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useCapability } from '../capabilities';
 import { BeforeOrdering } from '../components/BeforeOrdering';
 import { Inspector } from '../components/Inspector';
@@ -94,6 +94,14 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
     },
   });
 
+  // The refusal appears below the card's fold at 1366×768: bring it into view and give it focus.
+  const outcome = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!create.isError || !outcome.current) return;
+    outcome.current.scrollIntoView({ block: 'nearest' });
+    outcome.current.focus({ preventScroll: true });
+  }, [create.isError, create.failureCount, create.submittedAt]);
+
   const send = () => {
     if (sending.current || !('body' in parsed) || !can.allowed) return;
     sending.current = true;
@@ -182,7 +190,11 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
               </div>
             </div>
           )}
-          {create.isError && <ErrorNotice error={create.error} title="The order was not created." />}
+          {create.isError && (
+            <div ref={outcome} tabIndex={-1} className="focus-target">
+              <ErrorNotice error={create.error} title="The order was not created." />
+            </div>
+          )}
           <Inspector label={`Create order request, ${fixture.contract} fixture`} call={lastCall} preview={preview} />
         </>
       )}

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useState, type RefCallback } from 'react';
 import { EventTimeline } from '../components/EventTimeline';
 import { ExceptionsPanel } from '../components/ExceptionsPanel';
 import { NextAction, OrderState } from '../components/OrderState';
@@ -77,7 +77,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
         </section>
       )}
       {flash && (
-        <p className="note note-good" role="status">
+        <p className="note note-good focus-target" role="status" tabIndex={-1} ref={reveal}>
           {flash}
         </p>
       )}
@@ -222,6 +222,16 @@ export function OrderPage({ orderId }: { orderId: string }) {
     </section>
   );
 }
+
+/** The outcome of the action that led here (e.g. "Order … created"): scrolled into view and focused once shown. */
+const reveal: RefCallback<HTMLElement> = (element) => {
+  if (!element) return;
+  // After the shell moves focus to the new screen (its effect runs after this element mounts).
+  requestAnimationFrame(() => {
+    element.scrollIntoView({ block: 'nearest' });
+    element.focus({ preventScroll: true });
+  });
+};
 
 /** Program and test names, read the way a partner resolves them: the program list and the program's catalog. */
 function useOrderNames(programId: string | undefined, itemId: string | undefined): { program?: string; item?: string } {
