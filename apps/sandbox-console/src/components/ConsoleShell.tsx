@@ -129,6 +129,7 @@ function Screen({ route }: { route: Route }) {
 function LiveStatus() {
   const stream = useEventStream();
   if (stream.blocked) return <span>Event stream: not read (the key lacks events:read)</span>;
+  if (stream.reconnecting) return <span className="connection-down">● Not connected: the API cannot be reached, reconnecting…</span>;
   if (stream.error) return <span>Event stream: not readable</span>;
   return (
     <span>

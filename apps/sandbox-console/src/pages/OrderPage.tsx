@@ -101,8 +101,11 @@ export function OrderPage({ orderId }: { orderId: string }) {
         <aside className="card order-events" aria-labelledby="order-events-title">
           <h2 id="order-events-title">Events of this order</h2>
           <p className="muted small">
-            <span className={`live-dot${stream.live ? ' is-live' : ''}`} aria-hidden="true" />
-            {stream.live ? 'Live from the event stream' : 'Live updates paused'} · {orderEvents.length} events
+            <span className={`live-dot${stream.reconnecting ? ' is-down' : stream.live ? ' is-live' : ''}`} aria-hidden="true" />
+            <span role="status">
+              {stream.reconnecting ? 'Not connected: the API cannot be reached. Reconnecting…' : stream.live ? 'Live from the event stream' : 'Live updates paused'}
+            </span>{' '}
+            · {orderEvents.length} events
           </p>
           {stream.blocked ? (
             <p className="note note-warn small reason">{stream.blocked}</p>
