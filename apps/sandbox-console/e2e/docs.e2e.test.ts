@@ -93,4 +93,38 @@ describe('docs that run', () => {
     expect(sent[1].body.error.details[0].issue).toBe('duplicate_external_order_id');
     await page.screenshot({ path: join(ARTIFACTS, 'docs-02-test-request.png') });
   });
+
+  for (const viewport of [
+    { width: 1366, height: 768 },
+    { width: 390, height: 844 },
+  ]) {
+    it(`serves the partner guides from docs/, linked from the console and the reference — at ${viewport.width} px`, async () => {
+      const { page } = stack;
+      await page.setViewportSize(viewport);
+      // The console, with the key kept in this tab by an earlier test or entered now.
+      await page.goto(`${stack.api.url}/console/`);
+      const keyField = page.getByLabel('Sandbox API key');
+      await keyField.or(page.getByRole('heading', { name: 'Overview' })).waitFor();
+      if (await keyField.count()) await openConsole(stack);
+      await timed(`console footer: Guides → guides listed (${viewport.width} px)`, async () => {
+        await page.getByRole('contentinfo').getByRole('link', { name: 'Guides' }).click();
+        await page.getByRole('heading', { level: 1, name: 'Guides' }).waitFor();
+      });
+      await page.getByRole('main').getByRole('link', { name: 'Webhooks and signature verification' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+      await page.getByText('The secret is the key, whole.').waitFor();
+      // The anchor the console's secret banner links to exists.
+      expect(await page.locator('#verification-samples-tested').count()).toBe(1);
+      expect(await page.locator('pre code.language-ts', { hasText: 'export function verifyWebhook(' }).count()).toBe(1);
+      expect(await page.locator('pre code.language-python', { hasText: 'def verify_webhook(' }).count()).toBe(1);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(ARTIFACTS, `docs-03-guide-webhooks-${viewport.width}.png`) });
+
+      await page.getByRole('navigation', { name: 'Guides' }).getByRole('link', { name: 'Errors' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Errors' }).waitFor();
+      await page.getByRole('banner').getByRole('link', { name: 'API reference' }).click();
+      await page.getByRole('heading', { name: 'Laboratory Ordering Partner API' }).first().waitFor();
+      await page.getByRole('banner').getByRole('link', { name: 'Guides' }).waitFor();
+    });
+  }
 });

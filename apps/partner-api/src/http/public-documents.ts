@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { ASYNCAPI_PATH, buildAsyncApiDocument } from '@lop/domain';
 import { docsPage } from './docs-page';
+import { docsHeader } from './guides';
 
 export const DOCS_PATH = '/docs';
 const SCALAR_SCRIPT_PATH = `${DOCS_PATH}/scalar.js`;
@@ -58,6 +59,7 @@ export function publicDocuments(): Router {
   const page = docsPage({
     title: 'Laboratory Ordering Partner API',
     scriptPath: SCALAR_SCRIPT_PATH,
+    header: docsHeader('reference'),
     reference: {
       withDefaultFonts: false,
       telemetry: false,

@@ -92,7 +92,7 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
       </main>
       <footer className="footer muted small">
         <LiveStatus /> · API {PARTNER_API_VERSION} · service build {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST ·{' '}
-        <a href="/docs">API reference</a>
+        <a href="/docs">API reference</a> · <a href="/docs/guides">Guides</a>
       </footer>
     </EventStreamProvider>
   );

@@ -20,7 +20,8 @@ export function OverviewPage() {
         <h1>Overview</h1>
         <p className="lede">
           The laboratory and programs your sandbox key can see. Next: pick a <a href={href.fixtures}>fixture</a> to create an order. Every route is documented,
-          webhook payloads included, in the <a href="/docs">API reference</a>.
+          webhook payloads included, in the <a href="/docs">API reference</a>; how to integrate (keys, idempotency, events, webhook verification, errors) in the{' '}
+          <a href="/docs/guides">guides</a>.
         </p>
       </header>
 
