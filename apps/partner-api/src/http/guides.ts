@@ -162,7 +162,7 @@ ${body}
 </html>`;
 }
 
-/** GET /docs/guides (the list) and /docs/guides/{slug}, rendered once at start from docs/*.md. */
+/** GET / (the list) and /{slug}, rendered once at start from docs/*.md: mount it at GUIDES_PATH, so other requests skip it on the prefix. */
 export function partnerGuides(docsDir = findDocsDir()): Router {
   const router = express.Router();
   if (!docsDir) return router;
@@ -173,7 +173,7 @@ export function partnerGuides(docsDir = findDocsDir()): Router {
     `<h1>Guides</h1>\n<p>How to integrate, beside the <a href="/docs">API reference</a>. The same text is in the repository's <code>docs/</code> folder.</p>\n<ul>\n${GUIDES.map((g) => `<li><a href="${GUIDES_PATH}/${g.slug}">${escapeHtml(g.title)}</a></li>`).join('\n')}\n</ul>`,
   );
   const send = (html: string) => (_req: express.Request, res: express.Response) => void res.set('Cache-Control', 'no-cache').type('text/html').send(html);
-  router.get(GUIDES_PATH, send(index));
-  for (const [slug, html] of pages) router.get(`${GUIDES_PATH}/${slug}`, send(html));
+  router.get('/', send(index));
+  for (const [slug, html] of pages) router.get(`/${slug}`, send(html));
   return router;
 }
