@@ -91,6 +91,8 @@ describe('docs that run', () => {
     expect(sent[1].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
     expect(sent[1].idempotencyKey).not.toBe(sent[0].idempotencyKey);
     expect(sent[1].body.error.details[0].issue).toBe('duplicate_external_order_id');
+    // The reference uses the key for this tab only: nothing writes it where it would outlive the tab.
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain('lop_test_');
     await page.screenshot({ path: join(ARTIFACTS, 'docs-02-test-request.png') });
   });
 
