@@ -20,6 +20,7 @@ import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
 import { healthProbes } from './http/health-probes';
 import { withPartnerDispatcher } from './http/partner-dispatcher';
 import { partnerRest } from './http/partner-rest';
+import { GUIDES_PATH, partnerGuides } from './http/guides';
 import { openApiDocumentHandler, publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
@@ -94,6 +95,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   // Built once: the document depends only on code and configuration (and, with no base URL configured, the origin asked).
   app.get(OPENAPI_PATH, openApiDocumentHandler(buildOpenApiDocument({ sandboxBaseUrl: config.PARTNER_SANDBOX_BASE_URL, productionBaseUrl: config.PARTNER_PRODUCTION_BASE_URL })));
   app.use(publicDocuments());
+  app.use(GUIDES_PATH, partnerGuides());
 
   const partnerMiddlewares = [utf8Query(), jsonBody()];
   app.use(PARTNER_BASE_PATH, ...partnerMiddlewares, partnerRest((req, res) => createContext(req, res, 'rest'), logger));

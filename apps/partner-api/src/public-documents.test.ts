@@ -16,7 +16,7 @@ describe('public documents beside the API', () => {
     const response = await api.fetch('GET', '/docs');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(response.text).toContain(`"url": "${OPENAPI_PATH}"`);
+    expect(response.text).toContain(`"openApiUrl":"${OPENAPI_PATH}"`);
     expect(response.text).toContain('<script src="/docs/scalar.js"');
     expect(response.text).not.toMatch(/https?:\/\/(cdn|fonts)\./);
   });

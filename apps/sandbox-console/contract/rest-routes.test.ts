@@ -1,9 +1,9 @@
 // The console's tables checked against the server code they mirror (outside src/: the browser bundle imports only types from @lop/domain).
 import { describe, expect, it } from 'vitest';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { EVENT_TYPES as API_EVENT_TYPES, partnerRouter } from '@lop/domain';
+import { EVENT_TYPES as API_EVENT_TYPES, PARTNER_API_VERSION as API_VERSION, partnerRouter } from '@lop/domain';
 import { EVENT_TYPES } from '../src/event-types';
-import { inputFromRestPath, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
+import { inputFromRestPath, PARTNER_API_VERSION, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
 
 describe('the REST routes the request inspector shows', () => {
   it('are exactly the OpenAPI routes of the partner procedures (method, path, success status)', () => {
@@ -20,6 +20,11 @@ describe('the REST routes the request inspector shows', () => {
     const expected = Object.fromEntries(Object.entries(procedures).map(([path, p]) => [path, p._def.meta?.scope]));
     const known = Object.fromEntries(Object.keys(procedures).map((path) => [path, scopeOf(path)]));
     expect(known).toEqual(expected);
+  });
+
+  it('name the API version the server does, and every route is under it', () => {
+    expect(PARTNER_API_VERSION).toBe(API_VERSION);
+    for (const route of Object.values(REST_ROUTES)) expect(route.path.startsWith(`/${PARTNER_API_VERSION}/`)).toBe(true);
   });
 
   it('know the event types the API emits, in its order', () => {

@@ -56,4 +56,77 @@ describe('docs that run', () => {
     await page.getByRole('contentinfo').getByRole('link', { name: 'API reference' }).click();
     await page.getByRole('heading', { name: 'Laboratory Ordering Partner API' }).waitFor();
   });
+
+  it('Test Request of "Create an order" works as shipped after the console: the sandbox key, real fixture ids and a fresh Idempotency-Key per try', async () => {
+    const { page } = stack;
+    // The previous test entered the key in the console, in this tab: /docs reads it from there.
+    await page.goto(`${stack.api.url}/docs`);
+    await page.getByRole('button', { name: 'Open Group - Orders' }).click();
+    await page.getByText('Create an order', { exact: true }).first().click();
+    const section = page.locator('section', { has: page.getByRole('heading', { name: 'Create an order' }) }).last();
+    await section.getByText(/Test Request here: leave Idempotency-Key empty/).waitFor();
+    const sent: { status: number; idempotencyKey?: string; body: any }[] = [];
+    page.on('response', async (r) => {
+      if (new URL(r.url()).pathname === '/api/public/partner/v1/orders') sent.push({ status: r.status(), idempotencyKey: r.request().headers()['idempotency-key'], body: await r.json() });
+    });
+    await section.getByRole('button', { name: /Test Request/ }).first().click();
+    const client = page.getByRole('dialog');
+    await timed('docs: Test Request → Send create order → 201', async () => {
+      await client.getByRole('button', { name: /^Send/ }).first().click();
+      await expect.poll(() => sent.length).toBe(1);
+    });
+    expect(sent[0].status).toBe(201);
+    expect(sent[0].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    const order = sent[0].body.data;
+    expect(order.external_order_id).toMatch(/^docs-/);
+    // The example's ids are the running sandbox's fixture, not the reference's placeholders.
+    const fixtures = await stack.rest('GET', '/v1/sandbox/order-fixtures');
+    const minimal = fixtures.body.data.find((f: { contract: string }) => f.contract === 'minimal').body;
+    expect([order.program_id, order.item_id]).toEqual([minimal.program_id, minimal.item_id]);
+    expect((await stack.rest('GET', `/v1/orders/${order.order_id}`)).status).toBe(200);
+
+    // A second try gets its own key: the API answers about the order (a duplicate external_order_id), not about a replayed or missing key.
+    await client.getByRole('button', { name: /^Send/ }).first().click();
+    await expect.poll(() => sent.length).toBe(2);
+    expect(sent[1].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent[1].idempotencyKey).not.toBe(sent[0].idempotencyKey);
+    expect(sent[1].body.error.details[0].issue).toBe('duplicate_external_order_id');
+    // The reference uses the key for this tab only: nothing writes it where it would outlive the tab.
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain('lop_test_');
+    await page.screenshot({ path: join(ARTIFACTS, 'docs-02-test-request.png') });
+  });
+
+  for (const viewport of [
+    { width: 1366, height: 768 },
+    { width: 390, height: 844 },
+  ]) {
+    it(`serves the partner guides from docs/, linked from the console and the reference — at ${viewport.width} px`, async () => {
+      const { page } = stack;
+      await page.setViewportSize(viewport);
+      // The console, with the key kept in this tab by an earlier test or entered now.
+      await page.goto(`${stack.api.url}/console/`);
+      const keyField = page.getByLabel('Sandbox API key');
+      await keyField.or(page.getByRole('heading', { name: 'Overview' })).waitFor();
+      if (await keyField.count()) await openConsole(stack);
+      await timed(`console footer: Guides → guides listed (${viewport.width} px)`, async () => {
+        await page.getByRole('contentinfo').getByRole('link', { name: 'Guides' }).click();
+        await page.getByRole('heading', { level: 1, name: 'Guides' }).waitFor();
+      });
+      await page.getByRole('main').getByRole('link', { name: 'Webhooks and signature verification' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+      await page.getByText('The secret is the key, whole.').waitFor();
+      // The anchor the console's secret banner links to exists.
+      expect(await page.locator('#verification-samples-tested').count()).toBe(1);
+      expect(await page.locator('pre code.language-ts', { hasText: 'export function verifyWebhook(' }).count()).toBe(1);
+      expect(await page.locator('pre code.language-python', { hasText: 'def verify_webhook(' }).count()).toBe(1);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(ARTIFACTS, `docs-03-guide-webhooks-${viewport.width}.png`) });
+
+      await page.getByRole('navigation', { name: 'Guides' }).getByRole('link', { name: 'Errors' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Errors' }).waitFor();
+      await page.getByRole('banner').getByRole('link', { name: 'API reference' }).click();
+      await page.getByRole('heading', { name: 'Laboratory Ordering Partner API' }).first().waitFor();
+      await page.getByRole('banner').getByRole('link', { name: 'Guides' }).waitFor();
+    });
+  }
 });

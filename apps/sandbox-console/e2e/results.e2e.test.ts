@@ -46,6 +46,11 @@ describe('results a clinician-facing engineer can read', () => {
     expect(cells.slice(1, 5)).toEqual(['12.6', 'g/dL', '13.0-17.7', 'L']);
     const v1 = page.getByRole('article', { name: 'Result version 1' });
     expect(await v1.locator('table.observations tbody tr', { hasText: 'Red Blood Cell Count' }).locator('td').nth(1).textContent()).toBe('4.71');
+    // A low value points down; a normal row's supplied null flag is an empty cell, not a "null" chip.
+    expect(await hgb.locator('.severity-mark').textContent()).toBe('▼ abnormal, low: ');
+    const normalFlag = v1.locator('table.observations tbody tr', { hasText: 'Red Blood Cell Count' }).locator('td').nth(4);
+    expect(await normalFlag.textContent()).toBe('—empty');
+    expect(await v1.locator('table.observations code', { hasText: 'null' }).count()).toBe(0);
 
     const changed = await v2.getByRole('region', { name: 'What changed from v1 to v2' }).textContent();
     expect(changed).toContain('HGB (Hemoglobin) value 14.2 → 12.6');
@@ -101,6 +106,15 @@ describe('results a clinician-facing engineer can read', () => {
     const { page } = stack;
     const { orderId, externalOrderId } = await orderThrough('partial_then_final');
     await openOrder(orderId, externalOrderId);
+    // The partial version's rows say preliminary (the data, not the view, said final); the final version's say final.
+    const statusOf = async (version: number) => {
+      const table = page.getByRole('article', { name: `Result version ${version}` }).locator('table.observations');
+      const column = (await table.locator('th').allTextContents()).indexOf('result_status') + 1;
+      expect(column).toBeGreaterThan(0);
+      return new Set(await table.locator(`tbody tr td:nth-child(${column})`).allTextContents());
+    };
+    expect(await statusOf(1)).toEqual(new Set(['preliminary']));
+    expect(await statusOf(2)).toEqual(new Set(['final']));
     const v2 = page.getByRole('article', { name: 'Result version 2' });
     const fhir = v2.getByRole('region', { name: 'FHIR view of version 2' });
     const shown = fhir.getByLabel('FHIR Bundle of version 2');

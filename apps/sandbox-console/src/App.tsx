@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import { ConsoleShell } from './components/ConsoleShell';
 import { KeyForm } from './components/KeyForm';
 import { Loading } from './components/states';
-import { forgetKey, storedKey, storeKey } from './session';
+import { forgetKey, forgetKeyInOtherTabs, keyFromOtherTabs, shareKeyWithOtherTabs, sharesKey, storedKey, storeKey } from './session';
 import { createConsoleClient, describeError, isFinal, TRPCProvider, type ConsoleClient, type OnUnauthorized } from './trpc';
 
 export interface Session {
@@ -15,6 +15,8 @@ export interface Session {
 
 class ProductionKeyError extends Error {}
 
+const RECOVERY_POLL_MS = 5_000;
+
 /** Health tells the key's environment: only a sandbox key opens the console, and only then is it stored. */
 async function openSession(key: string, onUnauthorized: OnUnauthorized): Promise<Session> {
   const client = createConsoleClient(key, onUnauthorized);
@@ -25,6 +27,9 @@ async function openSession(key: string, onUnauthorized: OnUnauthorized): Promise
       queries: {
         // A 4xx answers the same the next time (404, 403, 401): only a failure that can pass is tried again.
         retry: (failures, error) => failures < 1 && !isFinal(error),
+        // A view that failed because the API was unreachable (or answered 5xx) tries again by itself,
+        // so it recovers when the API is back; a 4xx answers the same and is left alone.
+        refetchInterval: (query) => (query.state.status === 'error' && !isFinal(query.state.error) ? RECOVERY_POLL_MS : false),
         refetchOnWindowFocus: true,
         staleTime: 2_000,
       },
@@ -47,7 +52,9 @@ function refusal(error: unknown): string {
 
 export function App() {
   const [session, setSession] = useState<Session | null>(null);
-  const [checkingStored, setCheckingStored] = useState(() => storedKey() !== null);
+  // A key kept in this tab, or handed over by another console tab that shares its key.
+  const [checkingStored, setCheckingStored] = useState(true);
+  const [sharing, setSharing] = useState(sharesKey);
   const [problem, setProblem] = useState<string | null>(null);
   // A key revoked or expired while the console is open: back to the key screen, with the API's reason.
   const active = useRef<Session | null>(null);
@@ -65,46 +72,73 @@ export function App() {
   const onUnauthorizedRef = useRef(onUnauthorized);
   onUnauthorizedRef.current = onUnauthorized;
 
-  // A key kept from earlier in this tab is checked again: it may have been revoked since.
+  // A key kept from earlier in this tab (or shared by another tab) is checked again: it may have been revoked since.
   useEffect(() => {
-    const key = storedKey();
-    if (!key) return;
     let cancelled = false;
-    openSession(key, (d) => onUnauthorizedRef.current(d)).then(
-      (opened) => !cancelled && setSession(opened),
-      (error: unknown) => {
+    void (async () => {
+      const kept = storedKey();
+      const key = kept ?? (await keyFromOtherTabs());
+      if (cancelled) return;
+      if (!key) return setCheckingStored(false);
+      try {
+        const opened = await openSession(key, (d) => onUnauthorizedRef.current(d));
+        if (cancelled) return;
+        // A key handed over by a sharing tab is shared from this tab too.
+        if (!kept) {
+          storeKey(key, true);
+          setSharing(true);
+        }
+        setSession(opened);
+      } catch (error) {
         if (cancelled) return;
         forgetKey();
-        setProblem(`The key kept in this tab no longer opens the console. ${refusal(error)}`);
-      },
-    ).finally(() => !cancelled && setCheckingStored(false));
+        setProblem(`The key ${kept ? 'kept in this tab' : 'shared by another tab'} no longer opens the console. ${refusal(error)}`);
+      } finally {
+        if (!cancelled) setCheckingStored(false);
+      }
+    })();
     return () => {
       cancelled = true;
     };
   }, []);
 
-  const submit = async (key: string) => {
+  const submit = async (key: string, share: boolean) => {
     setProblem(null);
     try {
       const opened = await openSession(key, (d) => onUnauthorizedRef.current(d));
-      storeKey(key);
+      storeKey(key, share);
+      setSharing(share);
       setSession(opened);
     } catch (error) {
       setProblem(refusal(error));
     }
   };
 
+  const signOutRef = useRef<(() => void) | null>(null);
+  // While this tab shares its key, other console tabs opened now get it without asking the reader.
+  useEffect(() => {
+    if (!session || !sharing) return;
+    return shareKeyWithOtherTabs(
+      () => active.current?.key ?? null,
+      () => signOutRef.current?.(),
+    );
+  }, [session, sharing]);
+
   const signOut = () => {
+    if (sharing) forgetKeyInOtherTabs();
+    setSharing(false);
     forgetKey();
     session?.queryClient.clear();
     setSession(null);
     setProblem(null);
   };
 
+  signOutRef.current = signOut;
+
   if (checkingStored && !session) {
     return (
       <main className="gate">
-        <Loading label="Checking the key kept in this tab…" />
+        <Loading label="Looking for a key kept in this tab or shared by another…" />
       </main>
     );
   }

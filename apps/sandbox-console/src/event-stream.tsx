@@ -12,7 +12,10 @@ export interface EventStream {
   seenAt: ReadonlyMap<number, number>;
   loading: boolean;
   error: unknown;
+  /** Following the stream (the reader's choice, and the key may read it). */
   live: boolean;
+  /** The last poll could not reach the API (or it answered 5xx): polling goes on, and views recover when it answers. */
+  reconnecting: boolean;
   setLive(live: boolean): void;
   /** Why the stream is not read at all (the key lacks events:read), when that is so. */
   blocked?: string;
@@ -74,6 +77,17 @@ export function EventStreamProvider({ children }: { children: ReactNode }) {
     if (page.next_cursor !== cursor) setCursor(page.next_cursor);
   }, [page, cursor, queryClient, seenAt, trpc]);
 
+  // A transient failure (the API down, a 5xx) is not "live": say so, and once the stream answers
+  // again, re-read every view that failed meanwhile instead of leaving it on its error.
+  const reconnecting = live && can.allowed && Boolean(query.error) && !isFinal(query.error);
+  const wasReconnecting = useRef(false);
+  useEffect(() => {
+    if (wasReconnecting.current && !reconnecting) {
+      void queryClient.refetchQueries({ predicate: (q) => q.state.status === 'error' && !isFinal(q.state.error) });
+    }
+    wasReconnecting.current = reconnecting;
+  }, [reconnecting, queryClient]);
+
   const value = useMemo<EventStream>(
     () => ({
       events,
@@ -81,11 +95,12 @@ export function EventStreamProvider({ children }: { children: ReactNode }) {
       loading: can.allowed && query.isPending,
       error: query.error,
       live: live && can.allowed && !(query.error && isFinal(query.error)),
+      reconnecting,
       setLive,
       blocked: can.reason,
       lastPolledAt: query.dataUpdatedAt || null,
     }),
-    [events, seenAt, query.isPending, query.error, live, query.dataUpdatedAt, can.allowed, can.reason],
+    [events, seenAt, query.isPending, query.error, live, reconnecting, query.dataUpdatedAt, can.allowed, can.reason],
   );
   return <EventStreamContext.Provider value={value}>{children}</EventStreamContext.Provider>;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffObservations, readingColumns, severityOf } from './results-reading';
+import { diffObservations, directionOf, readingColumns, severityOf } from './results-reading';
 
 const hgb = { code: 'HGB', analyte: 'Hemoglobin', value: '14.2', unit: 'g/dL', reference_interval: '13.0-17.7', abnormal_flag: null, result_status: 'final', loinc: 'not_modeled' };
 
@@ -37,5 +37,22 @@ describe('reading results', () => {
     ]);
     expect(diffObservations([hgb], [hgb, wbc])).toEqual([{ kind: 'added', label: 'WBC (White Blood Cell Count)', observation: wbc }]);
     expect(diffObservations([hgb, wbc], [wbc])).toEqual([{ kind: 'removed', label: 'HGB (Hemoglobin)', observation: hgb }]);
+  });
+});
+
+describe('directionOf', () => {
+  it.each([
+    [{ abnormal_flag: 'H' }, 'high'],
+    [{ abnormal_flag: 'HH' }, 'high'],
+    [{ flag: '>' }, 'high'],
+    [{ abnormal_flag: 'L' }, 'low'],
+    [{ abnormal_flag: 'LL' }, 'low'],
+    [{ abnormal_flags: ['A', 'L'] }, 'low'],
+    [{ abnormal_flag: 'A' }, null],
+    [{ abnormal_flag: null }, null],
+    [{ abnormal_flags: ['H', 'L'] }, null],
+    [{}, null],
+  ])('%j → %s', (observation, direction) => {
+    expect(directionOf(observation)).toBe(direction);
   });
 });

@@ -68,6 +68,21 @@ export function severityOf(observation: Observation): Severity {
   return 'abnormal';
 }
 
+export type Direction = 'high' | 'low' | null;
+
+/**
+ * Which way an abnormal value lies, from the laboratory's own flag (HL7 table 0078: H/HH/> high,
+ * L/LL/< low); null when the flag does not say (A, AA, words), so the view never guesses.
+ */
+export function directionOf(observation: Observation): Direction {
+  const flagKey = ROLES[4].keys.find((k) => k in observation);
+  const raw = flagKey ? observation[flagKey] : null;
+  const flags = (Array.isArray(raw) ? raw : [raw]).filter((f): f is string => typeof f === 'string').map((f) => f.trim().toUpperCase());
+  const high = flags.some((f) => ['H', 'HH', '>', '>>', 'HIGH'].includes(f));
+  const low = flags.some((f) => ['L', 'LL', '<', '<<', 'LOW'].includes(f));
+  return high === low ? null : high ? 'high' : 'low';
+}
+
 export function identityOf(observation: Observation, index: number): string {
   for (const key of IDENTITY_KEYS) {
     const value = observation[key];

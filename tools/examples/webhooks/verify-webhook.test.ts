@@ -48,4 +48,16 @@ describe('webhook verification samples (docs/webhooks.md) accept what our signer
     expect(runPython(generateSigningSecret(), headers, body)).toEqual({ ok: false, reason: 'signature mismatch' });
     expect(runPython(secret, headers, body, Number(headers['x-partner-timestamp']) + 301)).toEqual({ ok: false, reason: 'timestamp outside the tolerance' });
   });
+
+  it('the whsec_… secret is the HMAC key whole: stripping the prefix or base64-decoding the rest (as Svix libraries do) fails, in both samples', () => {
+    const { secret, body, headers, event } = signedDelivery();
+    expect(secret).toMatch(/^whsec_/);
+    const stripped = secret.slice('whsec_'.length);
+    const decoded = Buffer.from(stripped, 'base64').toString('latin1');
+    for (const wrong of [stripped, decoded]) {
+      expect(() => verifyWebhook(wrong, headers, body)).toThrow('signature mismatch');
+      expect(runPython(wrong, headers, body)).toEqual({ ok: false, reason: 'signature mismatch' });
+    }
+    expect(verifyWebhook(secret, headers, body)).toEqual(event);
+  });
 });

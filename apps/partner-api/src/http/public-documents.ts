@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import express, { type RequestHandler, type Router } from 'express';
-import { apiReference } from '@scalar/express-api-reference';
-import { ASYNCAPI_PATH, buildAsyncApiDocument, OPENAPI_PATH } from '@lop/domain';
+import { ASYNCAPI_PATH, buildAsyncApiDocument } from '@lop/domain';
+import { docsPage } from './docs-page';
+import { docsHeader } from './guides';
 
 export const DOCS_PATH = '/docs';
 const SCALAR_SCRIPT_PATH = `${DOCS_PATH}/scalar.js`;
@@ -39,13 +40,12 @@ export function publicDocuments(): Router {
   router.get(SCALAR_SCRIPT_PATH, (_req, res) => {
     res.set('Cache-Control', 'public, max-age=3600').sendFile(script);
   });
-  router.get(
-    DOCS_PATH,
-    apiReference({
-      pageTitle: 'Laboratory Ordering Partner API',
-      url: OPENAPI_PATH,
-      // A local script rather than Scalar's CDN; nothing else is fetched from third parties.
-      cdn: SCALAR_SCRIPT_PATH,
+  // Our own page around Scalar's bundle (docs-page.ts): it sets up Test Request with the console's key and fixtures.
+  const page = docsPage({
+    title: 'Laboratory Ordering Partner API',
+    scriptPath: SCALAR_SCRIPT_PATH,
+    header: docsHeader('reference'),
+    reference: {
       withDefaultFonts: false,
       telemetry: false,
       hideClientButton: true,
@@ -54,8 +54,11 @@ export function publicDocuments(): Router {
       agent: { disabled: true },
       showToolbar: 'never',
       showDeveloperTools: 'never',
-      authentication: { preferredSecurityScheme: 'bearerAuth' },
-    } as Parameters<typeof apiReference>[0]),
-  );
+      _integration: 'express',
+    },
+  });
+  router.get(DOCS_PATH, (_req, res) => {
+    res.set('Cache-Control', 'no-cache').type('text/html').send(page);
+  });
   return router;
 }

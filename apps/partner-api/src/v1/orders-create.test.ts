@@ -130,10 +130,11 @@ describe('POST /v1/orders: the create request and its bounds', () => {
       if (field === 'external_order_id' || field === 'external_subject_id') expect(order[field]).toBe(overrides[field]);
     });
 
-    it.each(bounded)('$field: $limit + 1 characters → 400 invalid_request, too_long, and no order', async ({ field, atLimit }) => {
+    it.each(bounded)('$field: $limit + 1 characters → 400 invalid_request, too_long in the API\'s own words, and no order', async ({ field, limit, atLimit }) => {
       const overrides = await atLimit();
       const request = body({ [field]: `${String(overrides[field])}z` });
-      expectInvalid(await client.create(request), field, 'too_long');
+      const error = expectInvalid(await client.create(request), field, 'too_long');
+      expect(error.details!.find((d) => d.field === field)!.message).toBe(`Must be at most ${limit} characters long.`);
       expect(await ordersWith(request.external_order_id)).toBe(0);
     });
 

@@ -230,7 +230,9 @@ describe('POST /v1/orders: 422 not_orderable, and the requirements profile is ex
     });
 
     it('US-NY without billing_mode → billing_mode required_by_profile; an unaccepted mode → billing_mode_not_accepted', async () => {
-      await expectNotOrderable(await client.create(order({ region: 'US-NY' })), [{ field: 'billing_mode', issue: 'required_by_profile' }]);
+      const required = await expectNotOrderable(await client.create(order({ region: 'US-NY' })), [{ field: 'billing_mode', issue: 'required_by_profile' }]);
+      // The refusal lists the values the profile accepts, so the 422 alone says how to fix it.
+      expect(required.details![0].message).toBe('A billing mode is required in this jurisdiction. Accepted billing modes: client_bill, insurance, self_pay.');
       await expectNotOrderable(await client.create(order({ region: 'US-NY', billing_mode: 'barter' })), [{ field: 'billing_mode', issue: 'billing_mode_not_accepted' }]);
       // Outside New York an unaccepted mode is refused as well, and no mode at all is fine.
       await expectNotOrderable(await client.create(order({ region: 'US-CA', billing_mode: 'barter' })), [{ field: 'billing_mode', issue: 'billing_mode_not_accepted' }]);

@@ -10,6 +10,7 @@ import { OverviewPage } from '../pages/OverviewPage';
 import { WebhookEndpointPage } from '../pages/WebhookEndpointPage';
 import { WebhooksPage } from '../pages/WebhooksPage';
 import { href, useRoute, type Route } from '../routing';
+import { PARTNER_API_VERSION } from '../inspector/rest-routes';
 import { useKeySession } from '../capabilities';
 import { relativeTime } from '../format';
 import { keyHint } from '../session';
@@ -84,12 +85,14 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
       </header>
       <main id="main" className="content">
         <div ref={heading} tabIndex={-1} className="focus-target" aria-label="Page content">
-          <Screen route={route} />
+          {/* Keyed by the screen's identity: moving from one order (or endpoint) to another mounts a fresh
+              page, so no banner, scenario choice or inspector state of the previous one can carry over. */}
+          <Screen key={current} route={route} />
         </div>
       </main>
       <footer className="footer muted small">
-        <LiveStatus /> · API version {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST ·{' '}
-        <a href="/docs">API reference</a>
+        <LiveStatus /> · API {PARTNER_API_VERSION} · service build {session.version} · calls go to <code>/api/trpc</code> with your key, the same procedures as partner REST ·{' '}
+        <a href="/docs">API reference</a> · <a href="/docs/guides">Guides</a>
       </footer>
     </EventStreamProvider>
   );
@@ -126,6 +129,7 @@ function Screen({ route }: { route: Route }) {
 function LiveStatus() {
   const stream = useEventStream();
   if (stream.blocked) return <span>Event stream: not read (the key lacks events:read)</span>;
+  if (stream.reconnecting) return <span className="connection-down">● Not connected: the API cannot be reached, reconnecting…</span>;
   if (stream.error) return <span>Event stream: not readable</span>;
   return (
     <span>

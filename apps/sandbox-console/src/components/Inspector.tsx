@@ -3,6 +3,7 @@ import type { RecordedCall } from '../inspector/call-log';
 import { restRequestFor, type RestRequest } from '../inspector/rest-routes';
 import { SNIPPET_LANGUAGES, type SnippetLanguage } from '../inspector/snippets';
 import { keyHint, storedKey } from '../session';
+import { randomId } from '../format';
 import { CopyButton } from './CopyButton';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -46,13 +47,17 @@ function maskedAuthorization(): string {
 export function Inspector({ call, preview, label }: { call?: RecordedCall; preview?: RestRequest | null; label: string }) {
   const [open, setOpen] = useState(false);
   const [language, setLanguage] = useState<SnippetLanguage>('curl');
+  // Snippets repeat the Idempotency-Key that was sent (a replay) unless the reader asks for a fresh one.
+  const [freshKey, setFreshKey] = useState<string | null>(null);
   const panelId = useId();
   const request = call ? restRequestOfCall(call) : (preview ?? null);
   if (!call && !request) return null;
 
   const status = call?.state === 'ok' ? request?.successStatus : call?.status;
   const summary = request ? `${request.method} ${new URL(request.url).pathname.replace('/api/public/partner', '')}` : `tRPC ${call!.path}`;
-  const snippet = request ? SNIPPET_LANGUAGES.find((l) => l.id === language)!.render(request) : '';
+  const sentKey = request?.headers['Idempotency-Key'];
+  const snippetRequest = request && sentKey && freshKey ? { ...request, headers: { ...request.headers, 'Idempotency-Key': freshKey } } : request;
+  const snippet = snippetRequest ? SNIPPET_LANGUAGES.find((l) => l.id === language)!.render(snippetRequest) : '';
 
   return (
     <section className="inspector" aria-label={label}>
@@ -137,6 +142,31 @@ export function Inspector({ call, preview, label }: { call?: RecordedCall; previ
               <p className="muted small">
                 The snippets read your key from <code>PARTNER_API_KEY</code>; set it first (<code>export PARTNER_API_KEY=lop_test_…</code>).
               </p>
+              {sentKey && (
+                <div className="note small idempotency-note" role="group" aria-label="Idempotency-Key of the snippets">
+                  {freshKey ? (
+                    <p>
+                      The snippets use a <strong>fresh Idempotency-Key</strong> (<code>{freshKey}</code>): running one is a new attempt. With the same body it is refused as a
+                      duplicate <code>external_order_id</code>; change that to create another order.
+                    </p>
+                  ) : (
+                    <p>
+                      The snippets send the <strong>same Idempotency-Key</strong> as {call ? 'this request' : 'the console will'} (<code>{sentKey}</code>): running one
+                      {call ? ' replays it and answers the same order (Idempotent-Replayed: true)' : ' after the console has sent it replays that request'}.
+                    </p>
+                  )}
+                  <div className="row">
+                    <button type="button" className="button ghost small" onClick={() => setFreshKey(randomId())}>
+                      {freshKey ? 'Another fresh key' : 'Use a fresh key'}
+                    </button>
+                    {freshKey && (
+                      <button type="button" className="button ghost small" onClick={() => setFreshKey(null)}>
+                        Back to the key sent
+                      </button>
+                    )}
+                  </div>
+                </div>
+              )}
             </>
           )}
         </div>

@@ -1,7 +1,9 @@
 import { useId, useState, type FormEvent } from 'react';
 
-export function KeyForm({ onSubmit, problem }: { onSubmit: (key: string) => Promise<void>; problem: string | null }) {
+export function KeyForm({ onSubmit, problem }: { onSubmit: (key: string, share: boolean) => Promise<void>; problem: string | null }) {
   const [key, setKey] = useState('');
+  const [share, setShare] = useState(false);
+  const shareId = useId();
   const [busy, setBusy] = useState(false);
   const inputId = useId();
   const hintId = useId();
@@ -12,7 +14,7 @@ export function KeyForm({ onSubmit, problem }: { onSubmit: (key: string) => Prom
     if (!trimmed) return;
     setBusy(true);
     try {
-      await onSubmit(trimmed);
+      await onSubmit(trimmed, share);
     } finally {
       setBusy(false);
     }
@@ -45,6 +47,12 @@ export function KeyForm({ onSubmit, problem }: { onSubmit: (key: string) => Prom
           <p id={hintId} className="muted small">
             <code>npm start</code> prints one. The key stays in this tab’s session storage and is sent only to this API.
           </p>
+          <label className="checkbox" htmlFor={shareId}>
+            <input id={shareId} type="checkbox" checked={share} onChange={(e) => setShare(e.target.checked)} />
+            <span>
+              Share it with my other console tabs <span className="muted small">(handed from tab to tab while one is open; never written to disk)</span>
+            </span>
+          </label>
           {problem && (
             <p className="form-error" role="alert">
               {problem}

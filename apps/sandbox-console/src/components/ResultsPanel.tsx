@@ -4,7 +4,7 @@ import { useCapability } from '../capabilities';
 import { formatTime, humanize } from '../format';
 import { inputIs, useLatestCall } from '../inspector/call-log';
 import { inputFromRestPath } from '../inspector/rest-routes';
-import { diffObservations, labelOf, readingColumns, severityOf, suppliedText, type Change, type Observation } from '../results-reading';
+import { diffObservations, directionOf, labelOf, readingColumns, severityOf, suppliedText, type Change, type Direction, type Observation } from '../results-reading';
 import { describeError, useTRPC, useTRPCClient, type Outputs } from '../trpc';
 import { CopyButton } from './CopyButton';
 import { FhirPanel } from './FhirPanel';
@@ -138,12 +138,7 @@ function VersionCard({ orderId, version, previous, current, supersededBy }: { or
                   <tr key={i} className={`severity-${severity}`} data-severity={severity}>
                     {columns.map((c, j) => (
                       <td key={c.key}>
-                        {j === 0 && severity !== 'normal' && (
-                          <span className={`severity-mark severity-mark-${severity}`} title={severity}>
-                            {severity === 'critical' ? '⚠' : '▲'}
-                            <span className="visually-hidden"> {severity}:</span>{' '}
-                          </span>
-                        )}
+                        {j === 0 && severity !== 'normal' && <SeverityMark severity={severity} direction={directionOf(o)} />}
                         <SuppliedValue value={o[c.key]} present={c.key in o} />
                       </td>
                     ))}
@@ -156,7 +151,7 @@ function VersionCard({ orderId, version, previous, current, supersededBy }: { or
       )}
       <p className="muted small">
         Values, units, reference intervals and flags exactly as the laboratory supplied them: text stays text, nothing is converted or rounded. Rows are marked from the
-        laboratory’s own flag (▲ abnormal, ⚠ critical); · means the field was not supplied.
+        laboratory’s own flag (▲ high, ▼ low, ◆ abnormal without a direction, ⚠ critical); — means supplied empty (null), · means not supplied.
       </p>
       <div className="row">
         <button type="button" className="button ghost small" aria-expanded={raw} aria-controls={rawId} onClick={() => setRaw(!raw)}>
@@ -232,8 +227,23 @@ function WhatChanged({ from, to }: { from: Version; to: Version }) {
 }
 
 /** Strings are shown as they are (“<10” stays “<10”, “45.0” stays “45.0”); anything else as its JSON. */
+/** ▲ high, ▼ low, ◆ abnormal (the flag gives no direction); ⚠ before the arrow when critical. */
+function SeverityMark({ severity, direction }: { severity: 'abnormal' | 'critical'; direction: Direction }) {
+  const arrow = direction === 'high' ? '▲' : direction === 'low' ? '▼' : severity === 'critical' ? '' : '◆';
+  const words = [severity, direction].filter(Boolean).join(', ');
+  return (
+    <span className={`severity-mark severity-mark-${severity}`} title={words}>
+      {severity === 'critical' ? '⚠' : ''}
+      {arrow}
+      <span className="visually-hidden"> {words}:</span>{' '}
+    </span>
+  );
+}
+
 function SuppliedValue({ value, present }: { value: unknown; present: boolean }) {
   if (!present) return <span className="muted" aria-label="not supplied">·</span>;
+  // A supplied null (e.g. no abnormal flag) is an empty cell, not a "null" chip.
+  if (value === null) return <span className="muted" title="supplied as null">—<span className="visually-hidden">empty</span></span>;
   if (typeof value === 'string') return <span className={value.length > 24 ? 'supplied supplied-long' : 'supplied'}>{value}</span>;
   return <code className="supplied">{JSON.stringify(value)}</code>;
 }

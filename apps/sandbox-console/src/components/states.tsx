@@ -41,9 +41,12 @@ export function ErrorNotice({ error, title, onRetry }: { error: unknown; title?:
         )}
       </p>
       {onRetry && !isFinal(error) && (
-        <button type="button" className="button secondary" onClick={onRetry}>
-          Try again
-        </button>
+        <>
+          <p className="muted small">This view tries again by itself every few seconds, and as soon as the event stream answers again.</p>
+          <button type="button" className="button secondary" onClick={onRetry}>
+            Try again now
+          </button>
+        </>
       )}
     </div>
   );

@@ -7,6 +7,9 @@
 
 export const PARTNER_BASE_PATH = '/api/public/partner';
 
+/** The partner API version (the /v1 of every route; docs/versioning.md), not the service build health reports. */
+export const PARTNER_API_VERSION = 'v1';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RestRoute {

@@ -43,8 +43,8 @@ export function EventsPage() {
           {stream.live ? 'Pause live updates' : 'Resume live updates'}
         </button>
         <span className="muted small" aria-live="polite">
-          <span className={`live-dot${stream.live ? ' is-live' : ''}`} aria-hidden="true" />
-          {stream.live ? 'Live' : 'Paused'} · {stream.events.length} events
+          <span className={`live-dot${stream.reconnecting ? ' is-down' : stream.live ? ' is-live' : ''}`} aria-hidden="true" />
+          {stream.reconnecting ? 'Not connected, reconnecting…' : stream.live ? 'Live' : 'Paused'} · {stream.events.length} events
           {stream.lastPolledAt ? ` · last read ${formatClock(new Date(stream.lastPolledAt).toISOString())}` : ''}
         </span>
       </div>

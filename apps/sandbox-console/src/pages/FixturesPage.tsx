@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { useCapability } from '../capabilities';
+import { BeforeOrdering } from '../components/BeforeOrdering';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { setFlash } from '../flash';
@@ -40,6 +41,7 @@ export function FixturesPage() {
           ))}
         </div>
       )}
+      <BeforeOrdering />
     </section>
   );
 }
@@ -91,6 +93,14 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
       sending.current = false;
     },
   });
+
+  // The refusal appears below the card's fold at 1366×768: bring it into view and give it focus.
+  const outcome = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!create.isError || !outcome.current) return;
+    outcome.current.scrollIntoView({ block: 'nearest' });
+    outcome.current.focus({ preventScroll: true });
+  }, [create.isError, create.failureCount, create.submittedAt]);
 
   const send = () => {
     if (sending.current || !('body' in parsed) || !can.allowed) return;
@@ -180,7 +190,11 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
               </div>
             </div>
           )}
-          {create.isError && <ErrorNotice error={create.error} title="The order was not created." />}
+          {create.isError && (
+            <div ref={outcome} tabIndex={-1} className="focus-target">
+              <ErrorNotice error={create.error} title="The order was not created." />
+            </div>
+          )}
           <Inspector label={`Create order request, ${fixture.contract} fixture`} call={lastCall} preview={preview} />
         </>
       )}

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useState, type RefCallback } from 'react';
 import { EventTimeline } from '../components/EventTimeline';
 import { ExceptionsPanel } from '../components/ExceptionsPanel';
 import { NextAction, OrderState } from '../components/OrderState';
@@ -13,6 +13,7 @@ import { href } from '../routing';
 import { inputIs, useLatestCall } from '../inspector/call-log';
 import { Inspector } from '../components/Inspector';
 import { CopyButton } from '../components/CopyButton';
+import { CancelOrder } from '../components/CancelOrder';
 import { useCapability } from '../capabilities';
 import { describeError, useTRPC } from '../trpc';
 
@@ -76,7 +77,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
         </section>
       )}
       {flash && (
-        <p className="note note-good" role="status">
+        <p className="note note-good focus-target" role="status" tabIndex={-1} ref={reveal}>
           {flash}
         </p>
       )}
@@ -87,6 +88,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
           ['order-events-title', 'Events'],
           ['results-title', 'Results'],
           ['exceptions-title', 'Exceptions'],
+          ['cancel-title', 'Cancel'],
           ['details-title', 'Details'],
         ]}
       />
@@ -99,8 +101,11 @@ export function OrderPage({ orderId }: { orderId: string }) {
         <aside className="card order-events" aria-labelledby="order-events-title">
           <h2 id="order-events-title">Events of this order</h2>
           <p className="muted small">
-            <span className={`live-dot${stream.live ? ' is-live' : ''}`} aria-hidden="true" />
-            {stream.live ? 'Live from the event stream' : 'Live updates paused'} · {orderEvents.length} events
+            <span className={`live-dot${stream.reconnecting ? ' is-down' : stream.live ? ' is-live' : ''}`} aria-hidden="true" />
+            <span role="status">
+              {stream.reconnecting ? 'Not connected: the API cannot be reached. Reconnecting…' : stream.live ? 'Live from the event stream' : 'Live updates paused'}
+            </span>{' '}
+            · {orderEvents.length} events
           </p>
           {stream.blocked ? (
             <p className="note note-warn small reason">{stream.blocked}</p>
@@ -122,6 +127,11 @@ export function OrderPage({ orderId }: { orderId: string }) {
       <article className="card" aria-labelledby="exceptions-title">
         <h2 id="exceptions-title">Exceptions</h2>
         <ExceptionsPanel orderId={orderId} />
+      </article>
+
+      <article className="card" aria-labelledby="cancel-title">
+        <h2 id="cancel-title">Cancel the order</h2>
+        <CancelOrder orderId={orderId} lifecycle={o.lifecycle} />
       </article>
       <article className="card" aria-labelledby="details-title">
         <h2 id="details-title">Order details</h2>
@@ -215,6 +225,16 @@ export function OrderPage({ orderId }: { orderId: string }) {
     </section>
   );
 }
+
+/** The outcome of the action that led here (e.g. "Order … created"): scrolled into view and focused once shown. */
+const reveal: RefCallback<HTMLElement> = (element) => {
+  if (!element) return;
+  // After the shell moves focus to the new screen (its effect runs after this element mounts).
+  requestAnimationFrame(() => {
+    element.scrollIntoView({ block: 'nearest' });
+    element.focus({ preventScroll: true });
+  });
+};
 
 /** Program and test names, read the way a partner resolves them: the program list and the program's catalog. */
 function useOrderNames(programId: string | undefined, itemId: string | undefined): { program?: string; item?: string } {

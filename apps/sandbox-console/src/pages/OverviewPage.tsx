@@ -1,3 +1,4 @@
+import { PARTNER_API_VERSION } from '../inspector/rest-routes';
 import { useQuery } from '@tanstack/react-query';
 import { useKeySession } from '../capabilities';
 import { CopyButton } from '../components/CopyButton';
@@ -19,7 +20,8 @@ export function OverviewPage() {
         <h1>Overview</h1>
         <p className="lede">
           The laboratory and programs your sandbox key can see. Next: pick a <a href={href.fixtures}>fixture</a> to create an order. Every route is documented,
-          webhook payloads included, in the <a href="/docs">API reference</a>.
+          webhook payloads included, in the <a href="/docs">API reference</a>; how to integrate (keys, idempotency, events, webhook verification, errors) in the{' '}
+          <a href="/docs/guides">guides</a>.
         </p>
       </header>
 
@@ -92,7 +94,13 @@ export function OverviewPage() {
               <dt>Status</dt>
               <dd>{health.data.data.status}</dd>
               <dt>API version</dt>
-              <dd>{health.data.data.version}</dd>
+              <dd>
+                <code>{PARTNER_API_VERSION}</code> <span className="muted small">(the /{PARTNER_API_VERSION} in every path)</span>
+              </dd>
+              <dt>Service build</dt>
+              <dd>
+                <code>{health.data.data.version}</code> <span className="muted small">(the release running; says nothing about compatibility)</span>
+              </dd>
               <dt>Server time</dt>
               <dd>{formatTime(health.data.data.server_time)}</dd>
             </dl>

@@ -25,7 +25,9 @@ export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => v
     <section className="secret-once note note-warn" aria-label="Signing secret">
       <p>
         <strong>Signing secret: copy it now.</strong> It is stored only encrypted and cannot be shown again; verify every delivery’s <code>x-partner-signature</code> with
-        it (<code>docs/webhooks.md</code> has tested samples; the <a href="/docs">API reference</a> documents each delivery).
+        it, using the whole string (<code>whsec_</code> included, not base64-decoded) as the HMAC key. The{' '}
+        <a href="/docs/guides/webhooks#verification-samples-tested">webhooks guide</a> has tested samples in TypeScript and Python; the <a href="/docs">API reference</a>{' '}
+        documents each delivery.
       </p>
       <p>
         <code className="secret">{secret}</code> <CopyButton text={secret} label="Copy secret" />

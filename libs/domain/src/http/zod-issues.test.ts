@@ -41,6 +41,22 @@ describe('detailsFromZodIssues: stable {field, issue} details', () => {
     expect(details(input)).toEqual([expect.objectContaining({ field, issue })]);
   });
 
+  it.each([
+    ['a string over its maximum', { ...valid, external_order_id: 'x'.repeat(191) }, 'Must be at most 190 characters long.'],
+    ['a missing field', { program_id: valid.program_id }, 'This field is required.'],
+    ['an empty required string', { ...valid, external_order_id: '' }, 'This field is required and must not be empty.'],
+    ['a string under its minimum', { ...valid, code: 'ab' }, 'Must be at least 3 characters long.'],
+    ['a malformed uuid', { ...valid, program_id: 'nope' }, 'Must be a valid UUID.'],
+    ['a wrong type', { ...valid, region: 42 }, 'Must be a string.'],
+    ['a number over its maximum', { ...valid, count: 11 }, 'Must be at most 10.'],
+    ['an array over its maximum', { ...valid, tags: ['a', 'b', 'c'] }, 'Must have at most 2 items.'],
+    ['a value outside an enum', { ...valid, mode: 'c' }, 'Must be one of: a, b.'],
+  ])('says it in the API\'s own words, never Zod\'s stock text: %s', (_rule, input, message) => {
+    const [detail] = details(input);
+    expect(detail.message).toBe(message);
+    expect(detail.message).not.toMatch(/Too big|Too small|Invalid input|expected .* to have/);
+  });
+
   it('each unknown field is its own detail, issue unknown_field', () => {
     expect(details({ ...valid, name: 'Ada', date_of_birth: '1815-12-10' })).toEqual([
       { field: 'name', issue: 'unknown_field', message: expect.any(String) },

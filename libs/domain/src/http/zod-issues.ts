@@ -22,7 +22,8 @@ export function detailsFromZodIssues(issues: readonly $ZodIssue[]): ErrorDetail[
       }
       continue;
     }
-    details.push({ field: base || undefined, issue: issueName(issue), message: issue.message });
+    const name = issueName(issue);
+    details.push({ field: base || undefined, issue: name, message: messageFor(issue, name) });
   }
   return details;
 }
@@ -47,3 +48,46 @@ function issueName(issue: $ZodIssue): string {
       return 'invalid';
   }
 }
+
+const plural = (n: number | bigint, one: string, many: string) => `${n} ${n === 1 || n === 1n ? one : many}`;
+
+/**
+ * The API's own sentence for each stock Zod issue ("Too big: expected string to have <=190
+ * characters" reads as a library's, not ours). Refinements keep the message they were given; no
+ * message repeats the rejected value.
+ */
+function messageFor(issue: $ZodIssue, name: string): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (name === 'required') return 'This field is required.';
+      return `Must be ${issue.expected === 'object' ? 'a JSON object' : issue.expected === 'array' ? 'an array' : `a ${issue.expected}`}.`;
+    case 'too_big': {
+      const at = issue.inclusive === false ? 'less than' : 'at most';
+      if (issue.origin === 'string') return `Must be ${at} ${plural(issue.maximum, 'character', 'characters')} long.`;
+      if (issue.origin === 'array') return `Must have ${at} ${plural(issue.maximum, 'item', 'items')}.`;
+      return `Must be ${at} ${issue.maximum}.`;
+    }
+    case 'too_small': {
+      if (name === 'required') return 'This field is required and must not be empty.';
+      const at = issue.inclusive === false ? 'more than' : 'at least';
+      if (issue.origin === 'string') return `Must be ${at} ${plural(issue.minimum, 'character', 'characters')} long.`;
+      if (issue.origin === 'array') return `Must have ${at} ${plural(issue.minimum, 'item', 'items')}.`;
+      return `Must be ${at} ${issue.minimum}.`;
+    }
+    case 'invalid_format':
+      return `Must be a valid ${FORMAT_NAMES[issue.format] ?? issue.format}.`;
+    case 'invalid_value':
+      return issue.values.length === 1 ? `Must be ${JSON.stringify(issue.values[0])}.` : `Must be one of: ${issue.values.map((v) => String(v)).join(', ')}.`;
+    default:
+      return issue.message;
+  }
+}
+
+const FORMAT_NAMES: Record<string, string> = {
+  uuid: 'UUID',
+  email: 'email address',
+  datetime: 'date-time with a time zone (RFC 3339, e.g. 2026-01-31T09:30:00Z)',
+  date: 'date (YYYY-MM-DD)',
+  url: 'URL',
+  regex: 'value of the documented format',
+};

@@ -33,7 +33,10 @@ export function checkOrderAgainstRequirements(requirements: ResolvedRequirements
   // A facet that is not configured requires (and checks) nothing.
   if (profile.aoe.authority_state === 'configured') problems.push(...checkAoeAnswers(profile.aoe.questions, order.aoe_answers ?? []));
 
-  if (profile.billing.mode_required && !order.billing_mode) missing('billing_mode', 'A billing mode is required in this jurisdiction.');
+  // The refusal names the values that would pass, as the profile does: the partner can fix it from the 422 alone.
+  if (profile.billing.mode_required && !order.billing_mode) {
+    missing('billing_mode', `A billing mode is required in this jurisdiction.${billingModes.length > 0 ? ` Accepted billing modes: ${billingModes.join(', ')}.` : ''}`);
+  }
   if (order.billing_mode && billingModes.length > 0 && !billingModes.includes(order.billing_mode)) {
     problems.push({ field: 'billing_mode', issue: 'billing_mode_not_accepted', message: `Accepted billing modes: ${billingModes.join(', ')}.` });
   }

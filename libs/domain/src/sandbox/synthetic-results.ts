@@ -95,8 +95,11 @@ export function syntheticObservations(itemCode: string, kind: SyntheticResultKin
   const panel = panelFor(itemCode);
   const all = panel.observations.map((o) => ({ ...o }));
   switch (kind) {
+    // A partial release carries the first analytes as preliminary (HL7 OBX-11 P): the final
+    // version releases them again, as final, with the rest. Rows marked final in a version whose
+    // state is partial would say two different things.
     case 'partial':
-      return all.slice(0, panel.partialCount);
+      return all.slice(0, panel.partialCount).map((o) => ({ ...o, result_status: 'preliminary' }));
     case 'final':
       return all;
     case 'corrected':
