@@ -46,7 +46,7 @@ export interface AppDependencies {
  * and it loads and calls nothing but its own origin.
  */
 export const CONSOLE_CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
 
 function consoleHeaders(_req: Request, res: Response, next: NextFunction): void {
   res.set({ 'Content-Security-Policy': CONSOLE_CONTENT_SECURITY_POLICY, 'X-Frame-Options': 'DENY', 'X-Content-Type-Options': 'nosniff' });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -55,9 +56,13 @@ export async function startStack(
   const newKey = async (o: { scopes?: Scope[]; expiresAt?: Date; environment?: 'sandbox' | 'production' } = {}) =>
     createKey(database.db, { clientId: client.client_id, environment: o.environment ?? 'sandbox', scopes: o.scopes ?? [...SCOPES], expiresAt: o.expiresAt });
   const { key } = await newKey();
+  // The API's own origin is configured before it starts, as `npm start` does, so the OpenAPI
+  // document (and /docs's samples) name it: the document never takes it from a request.
+  const port = await freeLoopbackPort();
   const config = loadConfig({
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
+    PARTNER_SANDBOX_BASE_URL: `http://127.0.0.1:${port}${PARTNER_BASE_PATH}`,
     // CONSOLE_E2E_LOG_LEVEL=error shows the API's and worker's own logs when a browser test sees a 5xx.
     LOG_LEVEL: process.env.CONSOLE_E2E_LOG_LEVEL ?? 'silent',
     PARTNER_DB_POOL_SIZE: '4',
@@ -103,6 +108,16 @@ export async function startStack(
       await own?.drop();
     },
   };
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Opens the console and enters `key`, as a reader would: the key field has focus, Enter submits. */

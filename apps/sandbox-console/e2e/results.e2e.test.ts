@@ -109,6 +109,8 @@ describe('results a clinician-facing engineer can read', () => {
     // The partial version's rows say preliminary (the data, not the view, said final); the final version's say final.
     const statusOf = async (version: number) => {
       const table = page.getByRole('article', { name: `Result version ${version}` }).locator('table.observations');
+      // allTextContents reads what is there now: wait for the version's rows first.
+      await table.locator('tbody tr').first().waitFor();
       const column = (await table.locator('th').allTextContents()).indexOf('result_status') + 1;
       expect(column).toBeGreaterThan(0);
       return new Set(await table.locator(`tbody tr td:nth-child(${column})`).allTextContents());

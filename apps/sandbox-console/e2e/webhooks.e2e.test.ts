@@ -20,8 +20,9 @@ async function startEndpoint(): Promise<Endpoint> {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      const parsed = JSON.parse(body) as { type?: string; test?: boolean };
-      const type = parsed.test ? 'test' : (parsed.type ?? 'unknown');
+      const parsed = JSON.parse(body) as { type?: string };
+      // A test delivery is an event envelope like any other, flagged by its header (docs/webhooks.md).
+      const type = req.headers['x-partner-test'] === 'true' ? 'test' : (parsed.type ?? 'unknown');
       received.push({ type, headers: req.headers, body });
       const answer = answers.get(type) ?? { status: 200, body: `received ${type}` };
       res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body);

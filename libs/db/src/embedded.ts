@@ -147,7 +147,13 @@ async function startPostmaster(options: EmbeddedPostgresOptions, url: string): P
     log = (log + text).slice(-4000);
     for (const line of text.split('\n')) if (line.trim()) options.log?.(line.trim());
   });
-  guard.stderr!.once('close', () => (logClosed = true));
+  // PostgreSQL gone by itself (a crash, an OOM kill): let the guard reap it now. Until then its
+  // postmaster is an unreaped child whose pid still looks alive, and a new server refuses the
+  // folder ("lock file postmaster.pid already exists") for as long as this process lives.
+  guard.stderr!.once('close', () => {
+    logClosed = true;
+    guard.stdin!.end();
+  });
   guard.stdin!.on('error', () => undefined);
 
   // The postmaster this process started, set once it answers (see PostmasterIdentity).
