@@ -15,7 +15,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
 import { connectDatabase, createTestDatabase, type DatabaseConnection } from '@lop/db';
 import {
   appendEvents,
@@ -35,7 +35,8 @@ import {
   type EventDraft,
 } from '@lop/domain';
 import { runLoad, type LoadResult } from './http-load';
-import { freePort, startService, type ServiceProcess } from './processes';
+import type { FloodFigures, FloodSettings } from './flood-creates';
+import { freePort, REPO_ROOT, startService, type ServiceProcess } from './processes';
 
 export interface NoisyNeighbourOptions {
   serverUrl: string;
@@ -67,14 +68,6 @@ export interface NeighbourPhase {
   errors: number;
 }
 
-export interface FloodFigures {
-  requests: number;
-  statusCodes: Record<string, number>;
-  /** The slowest answer that was not a 201 (429/503: the refusals); null when none was refused. */
-  slowestRefusalMs: number | null;
-  slowestAnswerMs: number;
-  transportErrors: number;
-}
 
 export interface RecoverFigures {
   calls: number;
@@ -94,7 +87,6 @@ export interface NoisyNeighbourResults {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const roundMs = (ms: number) => Math.round(ms);
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
 
 /** B's receiver (answers at once, records when each order's webhook arrived) and A's slow endpoint. */
@@ -229,11 +221,11 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
     const readRequest = () => ({ path: `${PARTNER_BASE_PATH}/v1/orders/${ordersB[nextRead++ % ordersB.length]}`, headers: { authorization: `Bearer ${fx.keyB}` } });
 
     /** B's fixed-rate reads and fixed-rate orders (each answered by a webhook), for `seconds`. */
-    const neighbourB = async (label: string): Promise<NeighbourPhase> => {
+    const neighbourB = async (label: string, seconds = options.seconds): Promise<NeighbourPhase> => {
       const createdAt = new Map<string, number>();
       const createStatuses: Record<string, number> = {};
       let createErrors = 0;
-      const orders = Math.round(options.orderRate * options.seconds);
+      const orders = Math.round(options.orderRate * seconds);
       const creating = (async () => {
         const startedAt = Date.now();
         const pending: Promise<void>[] = [];
@@ -256,7 +248,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
         }
         await Promise.all(pending);
       })();
-      const reads = await runLoad({ url: api.url, title: `B reads, ${label}`, seconds: options.seconds, connections: 8, rate: options.readRate, request: readRequest, expectStatus: 200 });
+      const reads = await runLoad({ url: api.url, title: `B reads, ${label}`, seconds, connections: 8, rate: options.readRate, request: readRequest, expectStatus: 200 });
       await creating;
       // First attempts that have not arrived 30 s after the last order count as errors.
       const deadline = Date.now() + 30_000;
@@ -272,49 +264,24 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
       };
     };
 
+    // A first phase runs on cold code (JIT, prepared statements, pools): it is not the baseline.
+    say('noisy neighbour: warm-up (not recorded)');
+    await neighbourB('warm-up', Math.min(5, options.seconds));
     say('noisy neighbour: B alone');
     const solo = await neighbourB('alone');
 
     say(`noisy neighbour: (a) A floods creates over ${options.floodKeys} keys at ${options.floodConnections} connections`);
-    let floodKey = 0;
-    const flood = autocannon({
-      url: api.url,
-      connections: options.floodConnections,
-      duration: options.seconds + 2,
-      timeout: 30,
-      requests: [
-        {
-          setupRequest: (request) => {
-            const n = orderNumber++;
-            return {
-              ...request,
-              method: 'POST',
-              path: `${PARTNER_BASE_PATH}/v1/orders`,
-              headers: { ...request.headers, authorization: `Bearer ${fx.keysA[floodKey++ % fx.keysA.length]}`, 'content-type': 'application/json', 'idempotency-key': `a-${runId}-${n}` },
-              body: JSON.stringify({ external_order_id: `a-${runId}-${n}`, program_id: fx.programId, item_id: fx.itemId, external_subject_id: 'noisy-subject', collection: 'in_person_draw', region: 'US-CA' }),
-            };
-          },
-        },
-      ],
-    });
-    let slowestRefusalMs: number | null = null;
-    let slowestAnswerMs = 0;
-    (flood as unknown as autocannon.Instance).on('response', (_client, statusCode, _bytes, responseTime) => {
-      slowestAnswerMs = Math.max(slowestAnswerMs, roundMs(responseTime));
-      if (statusCode !== 201) slowestRefusalMs = Math.max(slowestRefusalMs ?? 0, roundMs(responseTime));
-    });
-    await sleep(1_000); // the flood is on before B starts
+    // In a process of its own (flood-creates.ts): B's load generator and receiver keep their event loop.
+    const floodSettings: FloodSettings = { url: api.url, keys: fx.keysA, connections: options.floodConnections, seconds: options.seconds + 2, runId, programId: fx.programId, itemId: fx.itemId };
+    const flooder = spawn(process.execPath, ['--import', 'tsx', 'tools/bench/flood-creates.ts', JSON.stringify(floodSettings)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let floodOutput = '';
+    flooder.stdout!.on('data', (chunk: Buffer) => (floodOutput += chunk.toString()));
+    const flooded = new Promise<FloodFigures>((resolve, reject) =>
+      flooder.once('exit', (code) => (code === 0 ? resolve(JSON.parse(floodOutput) as FloodFigures) : reject(new Error(`the create flood exited with ${code}`)))),
+    );
+    await sleep(1_500); // the flood is on before B starts (its process starts in well under a second)
     const duringFlood = await neighbourB('A floods creates');
-    const floodResult = await flood;
-    const floodCodes: Record<string, number> = {};
-    for (const [code, stats] of Object.entries(floodResult.statusCodeStats ?? {})) floodCodes[code] = (stats as { count: number }).count;
-    const a: FloodFigures = {
-      requests: Object.values(floodCodes).reduce((x, y) => x + y, 0),
-      statusCodes: floodCodes,
-      slowestRefusalMs,
-      slowestAnswerMs,
-      transportErrors: floodResult.errors + floodResult.timeouts,
-    };
+    const a = await flooded;
     say(`  A: ${JSON.stringify(a.statusCodes)}, slowest refusal ${a.slowestRefusalMs} ms, slowest answer ${a.slowestAnswerMs} ms`);
 
     say(`noisy neighbour: (b) A recovers ${options.deadLetters} dead letters to an endpoint answering after ${options.slowAnswerMs / 1000} s`);
