@@ -60,6 +60,8 @@ const { values } = parseArgs({
     'create-rate': { type: 'string' },
     'noisy-neighbour-only': { type: 'boolean', default: false },
     'no-noisy-neighbour': { type: 'boolean', default: false },
+    // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
+    'noisy-create-budget': { type: 'string', default: '1500' },
   },
 });
 const quick = values.quick!;
@@ -146,6 +148,7 @@ const noisyNeighbour = async (): Promise<NoisyNeighbourResults | NotMeasured> =>
         orderRate: 20,
         floodConnections: 64,
         floodKeys: 6,
+        createBudget: Number(values['noisy-create-budget']),
         deadLetters: quick ? 1_000 : 10_000,
         slowAnswerMs: 9_000,
         say,

@@ -2,8 +2,9 @@
  * Noisy neighbour (issue 21): does one partner slow another? Client B reads its orders at a fixed
  * rate and receives a webhook for each order it creates at a fixed rate, first alone, then while
  * client A
- *   (a) floods POST /v1/orders over 6 keys at 64 concurrent connections (within its rate budget:
- *       the concurrency limit, not the rate limit, is what is measured), and
+ *   (a) floods POST /v1/orders over 6 keys at 64 concurrent connections: the six keys share one
+ *       create budget per minute (`createBudget`, above B's own rate; `--noisy-create-budget`
+ *       raises it, e.g. to 100000, to see the concurrency limit alone against raw CPU), and
  *   (b) recovers 10,000 dead letters of an endpoint that answers after 9 s, through the console's
  *       `console.webhooks.recover` (as many calls as it takes).
  * Recorded: B's GET p99 and first-attempt webhook p99 during ÷ solo, B's errors, and A's slowest
@@ -52,6 +53,8 @@ export interface NoisyNeighbourOptions {
   orderRate: number;
   floodConnections: number;
   floodKeys: number;
+  /** PARTNER_CREATE_ORDER_RATE_LIMIT of the run: per client and environment, per minute. */
+  createBudget: number;
   deadLetters: number;
   /** How long A's endpoint takes to answer, in ms. */
   slowAnswerMs: number;
@@ -186,7 +189,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
       LOG_LEVEL: options.logLevel,
       PARTNER_DB_POOL_SIZE: String(options.poolSize),
       PARTNER_ENCRYPTION_KEY: encryptionKey,
-      PARTNER_CREATE_ORDER_RATE_LIMIT: '100000',
+      PARTNER_CREATE_ORDER_RATE_LIMIT: String(options.createBudget),
       PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       PARTNER_METRICS_PORT: '0',
     };
@@ -333,6 +336,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
         orderRate: options.orderRate,
         floodConnections: options.floodConnections,
         floodKeys: options.floodKeys,
+        createBudget: options.createBudget,
         deadLetters: options.deadLetters,
         slowAnswerMs: options.slowAnswerMs,
       },
@@ -363,7 +367,7 @@ export function noisyNeighbourMarkdown(r: NoisyNeighbourResults): string[] {
   return [
     `### Noisy neighbour`,
     '',
-    `Client B reads its orders at ${r.settings.readRate} req/s and creates ${r.settings.orderRate} orders/s (a webhook each), ${r.settings.seconds} s per phase; API pool ${r.settings.poolSize}.`,
+    `Client B reads its orders at ${r.settings.readRate} req/s and creates ${r.settings.orderRate} orders/s (a webhook each), ${r.settings.seconds} s per phase; API pool ${r.settings.poolSize}; create budget ${r.settings.createBudget} per client and environment per minute.`,
     '',
     '| phase | B GET p50 / p99 | B first webhook p50 / p99 | B errors |',
     '|---|---|---|---|',
