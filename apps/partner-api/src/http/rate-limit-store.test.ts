@@ -23,3 +23,19 @@ describe('rate-limit counters', () => {
     expect(live.count).toBeGreaterThan(0);
   });
 });
+
+describe('a spent budget', () => {
+  it('is refused in this process until its window ends, without another write to the counter row', async () => {
+    const store = new PostgresRateLimitStore(fx.sql);
+    store.init({ windowMs: 60_000, limit: 3 } as Options);
+    const key = `spent:${randomUUID()}`;
+    const hits: number[] = [];
+    for (let i = 0; i < 10; i++) hits.push((await store.increment(key)).totalHits);
+    // The limit is 3: the 4th hit is the first refusal, and from then on the row is left alone.
+    expect(hits).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const rows = await fx.sql<{ count: number }[]>`select count from rate_limit_counters where subject = ${key}`;
+    // One row, or two if the loop crossed a minute boundary; never more than limit + 1 hits written to one.
+    for (const row of rows) expect(row.count).toBeLessThanOrEqual(4);
+    expect(rows.reduce((sum, row) => sum + row.count, 0)).toBeLessThanOrEqual(8);
+  });
+});

@@ -11,14 +11,34 @@ import { PartnerError, type RateLimitPolicy } from '@lop/domain';
  */
 export class PostgresRateLimitStore implements Store {
   private windowSeconds = 60;
+  private limit: number | undefined;
+  /**
+   * Budgets spent in their current window, by key: refused here until the window ends, without a
+   * write. A flooding client's refusals otherwise each commit an increment of the same counter
+   * row, and a thousand such commits a second slow every other client's writes and reads.
+   */
+  private readonly spent = new Map<string, ClientRateLimitInfo>();
 
   constructor(private readonly sql: Sql) {}
 
   init(options: Options): void {
     this.windowSeconds = Math.max(1, Math.round(options.windowMs / 1000));
+    this.limit = typeof options.limit === 'number' ? options.limit : undefined;
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
+    const spent = this.spent.get(key);
+    if (spent && spent.resetTime!.getTime() > Date.now()) return { totalHits: ++spent.totalHits, resetTime: spent.resetTime };
+    if (spent) this.spent.delete(key);
+    const info = await this.incrementRow(key);
+    if (this.limit !== undefined && info.totalHits > this.limit) {
+      for (const [k, v] of this.spent) if (v.resetTime!.getTime() <= Date.now()) this.spent.delete(k);
+      this.spent.set(key, info);
+    }
+    return info;
+  }
+
+  private async incrementRow(key: string): Promise<ClientRateLimitInfo> {
     // Epoch seconds, not a timestamp: drizzle's driver setup leaves timestamps as strings.
     const [row] = await this.sql<{ count: number; window_epoch: number }[]>`
       insert into rate_limit_counters (subject, window_start, count)
