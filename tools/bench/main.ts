@@ -61,7 +61,7 @@ const { values } = parseArgs({
     'noisy-neighbour-only': { type: 'boolean', default: false },
     'no-noisy-neighbour': { type: 'boolean', default: false },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
-    'noisy-create-budget': { type: 'string', default: '1500' },
+    'noisy-create-budget': { type: 'string', default: '2400' },
   },
 });
 const quick = values.quick!;

@@ -3,7 +3,8 @@ import type { RequestContext } from '../context';
 import { StreamWriteGate } from '../events/write-gate';
 import { createKey } from '../control-plane/control-plane';
 import { newOrder, openTestDatabase } from '../laboratory-operations/test-support';
-import { guard } from './guard';
+import { PartnerError } from '../http/errors';
+import { guard, REFUSAL_PAUSE_MS } from './guard';
 import { SCOPES } from './scopes';
 
 const connection = openTestDatabase();
@@ -30,6 +31,24 @@ describe('the guard every procedure runs, on both doors', () => {
       const caller = await guard(ctx, { scope: 'orders:write', rateLimit: 'create_order' });
       expect(spendRateLimit).toHaveBeenCalledExactlyOnceWith('create_order', `${caller.clientId}:${caller.environment}`);
     }
+  });
+
+  it('answers a spent budget after a pause, outside the write gate, so a client resending at once cannot spin the API', async () => {
+    const { sandbox } = await keys();
+    const { ctx, spendRateLimit } = contextFor('rest', `Bearer ${sandbox.key}`);
+    spendRateLimit.mockImplementation(async () => {
+      throw new PartnerError('rate_limited', 'spent', { headers: { 'Retry-After': '30' } });
+    });
+    const refusals = Array.from({ length: 5 }, async () => {
+      const started = performance.now();
+      await expect(guard(ctx, { scope: 'orders:write', rateLimit: 'create_order' })).rejects.toMatchObject({ errorCode: 'rate_limited', headers: { 'Retry-After': '30' } });
+      return performance.now() - started;
+    });
+    // Five refusals through a gate of one slot: each paused, none waiting behind another's pause
+    // (inside the gate the last would take five pauses).
+    const took = await Promise.all(refusals);
+    for (const ms of took) expect(ms).toBeGreaterThanOrEqual(REFUSAL_PAUSE_MS - 5);
+    expect(Math.max(...took)).toBeLessThan(4 * REFUSAL_PAUSE_MS);
   });
 
   it('spends nothing before the key is authenticated', async () => {

@@ -29,6 +29,19 @@ export async function guard(ctx: RequestContext, rules: GuardRules): Promise<Cal
   // The budget belongs to the tenant, not the key: minting more keys buys a flooding client nothing.
   // Spent through the client's write gate (a lane of its own): the budget is one counter row, and a
   // flood of increments must wait here, not on that row's lock with a pooled connection each.
-  if (rules.rateLimit) await ctx.writeGate.run(caller, () => ctx.spendRateLimit(rules.rateLimit!, `${caller.clientId}:${caller.environment}`), 'rate-limit');
+  if (rules.rateLimit) {
+    try {
+      await ctx.writeGate.run(caller, () => ctx.spendRateLimit(rules.rateLimit!, `${caller.clientId}:${caller.environment}`), 'rate-limit');
+    } catch (error) {
+      // A refusal is answered after a short pause, outside the gate: a client that ignores
+      // Retry-After and resends at once can then make only a few requests a second per connection,
+      // instead of thousands whose parsing and authentication take the CPU other clients need.
+      if (error instanceof PartnerError && error.errorCode === 'rate_limited') await new Promise((resolve) => setTimeout(resolve, REFUSAL_PAUSE_MS));
+      throw error;
+    }
+  }
   return caller;
 }
+
+/** Well inside the second within which a refused partner hears so (docs/operations.md). */
+export const REFUSAL_PAUSE_MS = 250;
