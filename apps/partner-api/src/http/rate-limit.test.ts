@@ -93,6 +93,9 @@ describe('order creation rate limit', () => {
 
   it('is one budget per (client, environment), shared by every replica through PostgreSQL', async () => {
     const key = await freshKey();
+    // The budget's window is a clock minute: start where the five requests cannot straddle two.
+    const toNextMinute = 60_000 - (Date.now() % 60_000);
+    if (toNextMinute < 5_000) await new Promise((resolve) => setTimeout(resolve, toNextMinute + 200));
     const statuses = [];
     for (let i = 0; i < LIMIT + 2; i++) statuses.push((await create(i % 2 === 0 ? replicaA : replicaB, key)).status);
     expect(statuses).toEqual([201, 201, 201, 429, 429]);
