@@ -42,7 +42,7 @@ function consoleOf(partner: Partner) {
     authorization: `Bearer ${partner.key}`,
     headers: {},
     protector: testProtector(),
-    response: { headers: {} },
+    identified: {}, response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;
 }

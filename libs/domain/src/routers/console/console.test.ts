@@ -31,7 +31,7 @@ function callerFor(key: string) {
     headers: {},
     protector,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
-    response: { headers: {} },
+    identified: {}, response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx);
 }

@@ -1,0 +1,87 @@
+import { sandboxRequestLog, type Database } from '@lop/db';
+import { toRequestLogRow, type FinishedRequest } from './record';
+
+export interface RequestLogWriterOptions {
+  /** Rows per INSERT; a full batch is written at once, without waiting for the interval. */
+  batchSize?: number;
+  /** The longest a recorded request waits in memory before it is written. */
+  flushIntervalMs?: number;
+  /** Requests held in memory at most; past it new ones are dropped and counted, never waited for. */
+  maxBuffered?: number;
+  /** Told of requests dropped because the buffer was full (once per flush, with the count since the last one). */
+  onDropped?: (rows: number) => void;
+  /** Told of a batch that could not be written; its rows are dropped (the log is a convenience, not a record). */
+  onFailed?: (error: unknown, rows: number) => void;
+}
+
+/**
+ * The sandbox request log's only writer: requests are recorded after their response has finished,
+ * into memory, and written in batches with one multi-row INSERT, off every request's path. The
+ * redaction and parsing of bodies happen here too, at flush time. Nothing a request does waits on
+ * the log: a full buffer drops, a failed INSERT drops its batch, both are counted and reported.
+ */
+export class RequestLogWriter {
+  private buffer: FinishedRequest[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private closed = false;
+  private droppedSinceFlush = 0;
+  readonly batchSize: number;
+  readonly flushIntervalMs: number;
+  readonly maxBuffered: number;
+  /** Totals since start, for metrics and tests. */
+  readonly counts = { recorded: 0, written: 0, dropped: 0, failed: 0 };
+
+  constructor(
+    private readonly db: Database,
+    private readonly options: RequestLogWriterOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 200;
+    this.flushIntervalMs = options.flushIntervalMs ?? 1000;
+    this.maxBuffered = options.maxBuffered ?? 5000;
+  }
+
+  /** Keeps a finished request for the next batch; returns at once, whatever the database is doing. */
+  record(request: FinishedRequest): void {
+    if (this.closed || this.buffer.length >= this.maxBuffered) {
+      this.counts.dropped++;
+      this.droppedSinceFlush++;
+      return;
+    }
+    this.counts.recorded++;
+    this.buffer.push(request);
+    if (this.buffer.length >= this.batchSize) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.flushIntervalMs).unref();
+  }
+
+  /** Writes everything buffered so far; batches are written one after another, never concurrently. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.writing = this.writing.then(() => this.writeBuffered());
+    return this.writing;
+  }
+
+  /** Stops taking requests and writes what is buffered (graceful shutdown, before the pool closes). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush();
+  }
+
+  private async writeBuffered(): Promise<void> {
+    if (this.droppedSinceFlush > 0) {
+      this.options.onDropped?.(this.droppedSinceFlush);
+      this.droppedSinceFlush = 0;
+    }
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.batchSize);
+      try {
+        await this.db.insert(sandboxRequestLog).values(batch.map(toRequestLogRow));
+        this.counts.written += batch.length;
+      } catch (error) {
+        this.counts.failed += batch.length;
+        this.options.onFailed?.(error, batch.length);
+      }
+    }
+  }
+}
