@@ -42,7 +42,8 @@ function consoleOf(partner: Partner) {
     authorization: `Bearer ${partner.key}`,
     headers: {},
     protector: testProtector(),
-    identified: {}, response: { headers: {} },
+    identified: {},
+    response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;
 }

@@ -56,7 +56,8 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     protector,
     webhooks,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
-    identified: {}, response: { headers: {} },
+    identified: {},
+    response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
-export const statusClassSchema = z.enum(STATUS_CLASSES).meta({ id: 'StatusClass', description: 'A class of HTTP status: 2xx, 3xx, 4xx or 5xx.' });
+export const statusClassSchema = z.enum(STATUS_CLASSES).meta({ id: 'StatusClass' });
 
 export const requestLogEntrySchema = z
   .object({
@@ -12,7 +12,7 @@ export const requestLogEntrySchema = z
     status: z.int().meta({ example: 200 }),
     error_code: z.string().nullable().meta({ description: 'The error envelope\'s `error.code` for a failure; null for a success.' }),
     duration_ms: z.int().meta({ description: 'Milliseconds from receiving the request to finishing its response.' }),
-    key_prefix: z.string().meta({ description: 'The display prefix of the key used (lop_test_ and four characters); never the key.', example: 'lop_test_AbCd' }),
+    key_prefix: z.string().meta({ description: 'The display prefix of the key used: `lop_test_` and the next four characters, never the key.' }),
     source: z.enum(['rest', 'console']).meta({ description: '`rest` for a REST request (curl, lop, your integration); `console` for the sandbox console\'s action that stands for this REST route.' }),
   })
   .meta({ id: 'RequestLogEntry' });

@@ -31,7 +31,8 @@ function callerFor(key: string) {
     headers: {},
     protector,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
-    identified: {}, response: { headers: {} },
+    identified: {},
+    response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx);
 }
