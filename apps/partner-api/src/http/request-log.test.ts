@@ -50,8 +50,8 @@ async function logged(requestIds: string[]) {
   return rowsOf(requestIds);
 }
 const readLog = (key: string, query = '') => api.call('GET', `/v1/sandbox/request-log${query}`, { key });
-const trpcQuery = (procedure: string, input: unknown, key: string) =>
-  api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { authorization: `Bearer ${key}` } });
+const trpcQuery = (procedure: string, input: unknown, key: string, headers: Record<string, string> = {}) =>
+  api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 const trpcMutation = (procedure: string, input: unknown, key: string, headers: Record<string, string> = {}) =>
   api.fetch('POST', `/api/trpc/${procedure}`, { json: input, headers: { authorization: `Bearer ${key}`, ...headers } });
 
@@ -96,15 +96,17 @@ describe('what a sandbox request leaves in the log', () => {
     expect(cancelled.status).toBe(404);
     const session = await trpcQuery('console.session', {}, key);
     expect(session.status, session.text).toBe(200);
+    const poll = await trpcQuery('events.list', {}, key, { 'x-console-background': '1' });
+    expect(poll.status, poll.text).toBe(200);
     const [create, cancel] = await logged([requestIdOf(created), requestIdOf(cancelled)]).then((rows) =>
       [requestIdOf(created), requestIdOf(cancelled)].map((id) => rows.find((r) => r.requestId === id)!),
     );
     expect(create).toMatchObject({ method: 'POST', route: '/v1/orders', status: 200, errorCode: null, door: 'console' });
     expect((create.responseBody as { data: { order_id: string } }).data.order_id).toBe(created.body.result.data.data.order_id);
     expect(cancel).toMatchObject({ method: 'POST', route: '/v1/orders/{orderId}/cancel', status: 404, errorCode: 'not_found', door: 'console' });
-    // The console's own views stand for no REST route: not logged.
+    // The console's own views stand for no REST route, and its background polls are no action: not logged.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(await rowsOf([requestIdOf(session)])).toHaveLength(0);
+    expect(await rowsOf([requestIdOf(session), requestIdOf(poll)])).toHaveLength(0);
   });
 
   it('an order create with patient data keeps no patient or provider value, no key and no Authorization', async () => {

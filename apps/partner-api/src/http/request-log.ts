@@ -7,6 +7,12 @@ import { requestIdOf } from './request-id';
 /** Reading the log is not itself logged: `lop logs tail` polling would fill the log with itself. */
 const NOT_LOGGED = new Set(['sandbox.requestLog']);
 const TRPC_PREFIX = '/api/trpc/';
+/**
+ * The console's own polls (its live event stream, every second or two while it is open) carry
+ * this header: they are no reader's action and would bury the log. Only the console door reads
+ * it, and a client hiding its own requests from its own log hides nothing from anyone else.
+ */
+const CONSOLE_BACKGROUND = 'x-console-background';
 
 /**
  * The transport's half of the sandbox request log (docs/request-log.md): which requests are logged,
@@ -16,7 +22,7 @@ const TRPC_PREFIX = '/api/trpc/';
  * identified as a sandbox key, through either door: REST, and the console's tRPC calls of the same
  * procedures, which stand for those REST requests (the console's inspector shows them as such).
  * Not logged: production keys, requests refused before a key was identified (401, malformed
- * bodies), the console's own views (no REST route), and reads of the log.
+ * bodies), the console's own views (no REST route) and background polls, and reads of the log.
  *
  * Nothing is done for a request until the guard has identified a sandbox key (the context's
  * `identified` holder calls back): a production request pays for none of it. The response's bytes
@@ -28,7 +34,7 @@ export function requestLogCapture(writer: RequestLogWriter) {
   const byProcedure = new Map(routes.map((route) => [route.procedurePath, route]));
   const routeOf = (req: Request, door: RequestContext['door']): PartnerRoute | undefined => {
     const path = req.originalUrl.split('?')[0];
-    if (door === 'console') return path.startsWith(TRPC_PREFIX) ? byProcedure.get(path.slice(TRPC_PREFIX.length)) : undefined;
+    if (door === 'console') return path.startsWith(TRPC_PREFIX) && req.headers[CONSOLE_BACKGROUND] !== '1' ? byProcedure.get(path.slice(TRPC_PREFIX.length)) : undefined;
     const below = normalizePath(path.slice(PARTNER_BASE_PATH.length));
     return routes.find((route) => route.method === req.method && route.pattern.test(below));
   };
