@@ -74,6 +74,7 @@ export function requestLogCapture(writer: RequestLogWriter) {
         durationMs: performance.now() - receivedAt,
         door,
         requestBody: route.acceptsBody ? restBodyOf(req.body, door === 'console' ? route.pathParams : []) : undefined,
+        requestBytes: Number(req.headers['content-length']) || 0,
         responseText: bytes <= CAPTURE_LIMIT_BYTES ? Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).toString('utf8') : '',
         responseBytes: bytes,
       });

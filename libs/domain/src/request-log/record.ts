@@ -4,7 +4,7 @@ import { redactValue } from '../security/redaction';
 /** Stored body size, after redaction: what a person reads in the console, not an archive. */
 export const BODY_LIMIT_BYTES = 8 * 1024;
 /** The most of a response the transport keeps in memory for the log; past it the body is not stored at all. */
-export const CAPTURE_LIMIT_BYTES = 256 * 1024;
+export const CAPTURE_LIMIT_BYTES = 128 * 1024;
 /** How long the log is kept (the retention job prunes past it, and reads never show older). */
 export const REQUEST_LOG_RETENTION_DAYS = 7;
 
@@ -23,6 +23,8 @@ export interface FinishedRequest {
   door: 'rest' | 'console';
   /** The parsed JSON body, or undefined when the request had none. */
   requestBody: unknown;
+  /** The request body's size as sent (Content-Length), for the writer's memory budget. */
+  requestBytes: number;
   /** The response as sent, up to CAPTURE_LIMIT_BYTES; `responseBytes` counts all of it. */
   responseText: string;
   responseBytes: number;

@@ -27,6 +27,7 @@ function finished(overrides: Partial<FinishedRequest> = {}): FinishedRequest {
     durationMs: 4.4,
     door: 'rest',
     requestBody: undefined,
+    requestBytes: 0,
     responseText: text,
     responseBytes: Buffer.byteLength(text),
     ...overrides,
@@ -57,6 +58,20 @@ describe('the request log writer: off the request path, bounded, and never in th
     expect(writer.counts).toMatchObject({ recorded: 2, written: 2, dropped: 1 });
     expect(dropped).toEqual([1]);
     expect((await stored(requests.map((r) => r.requestId))).map((r) => r.requestId).sort()).toEqual(requests.slice(0, 2).map((r) => r.requestId).sort());
+  });
+
+  it('drops what would take the buffer past its memory budget, and takes requests again once a batch is written', async () => {
+    const writer = new RequestLogWriter(db, { batchSize: 100, maxBufferedBytes: 3 * 1024, flushIntervalMs: 60_000 });
+    const large = finished({ requestBytes: 2 * 1024 });
+    const second = finished({ requestBytes: 2 * 1024 });
+    writer.record(large);
+    writer.record(second);
+    expect(writer.counts).toMatchObject({ recorded: 1, dropped: 1 });
+    await writer.flush();
+    const after = finished({ requestBytes: 2 * 1024 });
+    writer.record(after);
+    await writer.close();
+    expect((await stored([large.requestId, second.requestId, after.requestId])).map((r) => r.requestId).sort()).toEqual([large.requestId, after.requestId].sort());
   });
 
   it('survives a batch that cannot be written: counted, reported, and the next batch is written', async () => {
@@ -120,6 +135,6 @@ describe('what a row keeps', () => {
 
   it('never keeps a response that is not JSON or too large to capture, only its size', () => {
     expect(toRequestLogRow(finished({ responseText: '%PDF-1.7 patient', responseBytes: 16 })).responseBody).toEqual({ not_stored: 'not_json', size_bytes: 16 });
-    expect(toRequestLogRow(finished({ responseText: '', responseBytes: 300_000 })).responseBody).toEqual({ not_stored: 'too_large', size_bytes: 300_000 });
+    expect(toRequestLogRow(finished({ responseText: '', responseBytes: 200_000 })).responseBody).toEqual({ not_stored: 'too_large', size_bytes: 200_000 });
   });
 });

@@ -8,6 +8,8 @@ export interface RequestLogWriterOptions {
   flushIntervalMs?: number;
   /** Requests held in memory at most; past it new ones are dropped and counted, never waited for. */
   maxBuffered?: number;
+  /** Bytes of bodies held in memory at most (a flood of large bodies meets this before the row count). */
+  maxBufferedBytes?: number;
   /** Told of requests dropped because the buffer was full (once per flush, with the count since the last one). */
   onDropped?: (rows: number) => void;
   /** Told of a batch that could not be written; its rows are dropped (the log is a convenience, not a record). */
@@ -22,6 +24,7 @@ export interface RequestLogWriterOptions {
  */
 export class RequestLogWriter {
   private buffer: FinishedRequest[] = [];
+  private bufferedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
@@ -29,6 +32,7 @@ export class RequestLogWriter {
   readonly batchSize: number;
   readonly flushIntervalMs: number;
   readonly maxBuffered: number;
+  readonly maxBufferedBytes: number;
   /** Totals since start, for metrics and tests. */
   readonly counts = { recorded: 0, written: 0, dropped: 0, failed: 0 };
 
@@ -39,16 +43,19 @@ export class RequestLogWriter {
     this.batchSize = options.batchSize ?? 200;
     this.flushIntervalMs = options.flushIntervalMs ?? 1000;
     this.maxBuffered = options.maxBuffered ?? 5000;
+    this.maxBufferedBytes = options.maxBufferedBytes ?? 64 * 1024 * 1024;
   }
 
   /** Keeps a finished request for the next batch; returns at once, whatever the database is doing. */
   record(request: FinishedRequest): void {
-    if (this.closed || this.buffer.length >= this.maxBuffered) {
+    const bytes = sizeOf(request);
+    if (this.closed || this.buffer.length >= this.maxBuffered || this.bufferedBytes + bytes > this.maxBufferedBytes) {
       this.counts.dropped++;
       this.droppedSinceFlush++;
       return;
     }
     this.counts.recorded++;
+    this.bufferedBytes += bytes;
     this.buffer.push(request);
     if (this.buffer.length >= this.batchSize) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushIntervalMs).unref();
@@ -75,6 +82,7 @@ export class RequestLogWriter {
     }
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.batchSize);
+      for (const request of batch) this.bufferedBytes -= sizeOf(request);
       try {
         await this.db.insert(sandboxRequestLog).values(batch.map(toRequestLogRow));
         this.counts.written += batch.length;
@@ -85,3 +93,6 @@ export class RequestLogWriter {
     }
   }
 }
+
+/** What a buffered request holds in memory, roughly: its bodies as sent, and a little for the rest. */
+const sizeOf = (request: FinishedRequest) => request.requestBytes + request.responseText.length + 512;
