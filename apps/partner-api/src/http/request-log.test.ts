@@ -131,6 +131,18 @@ describe('what a sandbox request leaves in the log', () => {
   });
 });
 
+describe('written after the response, in batches', () => {
+  it('a graceful shutdown writes what is still buffered', async () => {
+    const { key } = await tenant();
+    const own = await startTestApi();
+    const call = await own.call('GET', '/v1/lab', { key });
+    expect(call.status).toBe(200);
+    // Well within the writer's 1 s interval: only the shutdown's flush can have written it.
+    await own.close();
+    expect(await rowsOf([requestIdOf(call)])).toHaveLength(1);
+  });
+});
+
 describe('what never gets in, and who can read it', () => {
   it('a production key\'s requests are never logged, and the log refuses production keys', async () => {
     const { clientId } = await tenant();
