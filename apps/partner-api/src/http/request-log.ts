@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { normalizePath } from 'trpc-to-openapi';
 import { CAPTURE_LIMIT_BYTES, PARTNER_BASE_PATH, type Caller, type ProcedureMeta, type RequestContext, type RequestLogWriter } from '@lop/domain';
+import { MAX_BODY_BYTES } from './body';
 import { partnerRoutes, type PartnerRoute } from './partner-routes';
 import { requestIdOf } from './request-id';
 
@@ -74,7 +75,8 @@ export function requestLogCapture(writer: RequestLogWriter) {
         durationMs: performance.now() - receivedAt,
         door,
         requestBody: route.acceptsBody ? restBodyOf(req.body, door === 'console' ? route.pathParams : []) : undefined,
-        requestBytes: Number(req.headers['content-length']) || 0,
+        // A chunked body declares no length: counted at the body limit, so the writer's memory budget holds.
+        requestBytes: route.acceptsBody ? Number(req.headers['content-length']) || MAX_BODY_BYTES : 0,
         responseText: bytes <= CAPTURE_LIMIT_BYTES ? Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).toString('utf8') : '',
         responseBytes: bytes,
       });
