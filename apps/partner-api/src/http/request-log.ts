@@ -42,7 +42,7 @@ export function requestLogCapture(writer: RequestLogWriter) {
 
   const capture = (req: Request, res: Response, door: RequestContext['door'], caller: Caller) => {
     const route = routeOf(req, door);
-    if (!route) return;
+    if (!route || !writer.admit(caller.clientId)) return;
     const receivedAt = (res.locals.receivedAt as number | undefined) ?? performance.now();
     const chunks: (string | Uint8Array)[] = [];
     let bytes = 0;

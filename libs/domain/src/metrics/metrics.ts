@@ -111,11 +111,12 @@ export function registerBacklogGauges(registry: Registry, sql: Sql): void {
 export function registerRequestLogMetrics(registry: Registry, writer: RequestLogWriter): void {
   new Gauge({
     name: 'partner_request_log_rows',
-    help: 'Sandbox request log rows since start, by outcome: written, dropped (buffer full) or failed (batch not written).',
+    help: 'Sandbox request log rows since start, by outcome: written, limited (over the per-client rate), dropped (buffer full) or failed (batch not written).',
     labelNames: ['outcome'] as const,
     registers: [registry],
     collect() {
       this.set({ outcome: 'written' }, writer.counts.written);
+      this.set({ outcome: 'limited' }, writer.counts.limited);
       this.set({ outcome: 'dropped' }, writer.counts.dropped);
       this.set({ outcome: 'failed' }, writer.counts.failed);
     },

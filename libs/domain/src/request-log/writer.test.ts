@@ -46,7 +46,17 @@ describe('the request log writer: off the request path, bounded, and never in th
     writer.record(requests[3]);
     await writer.close();
     expect(await stored(requests.map((r) => r.requestId))).toHaveLength(4);
-    expect(writer.counts).toEqual({ recorded: 4, written: 4, dropped: 0, failed: 0 });
+    expect(writer.counts).toEqual({ recorded: 4, written: 4, dropped: 0, failed: 0, limited: 0 });
+  });
+
+  it('admits a client\'s requests up to its share of each second, not one more, and again the next second', () => {
+    const writer = new RequestLogWriter(sql, { maxPerClientPerSecond: 3 });
+    const at = 1_800_000_000_000;
+    expect([1, 2, 3, 4].map(() => writer.admit('client-a', at + 10))).toEqual([true, true, true, false]);
+    // Another client has its own share; the next second starts afresh.
+    expect(writer.admit('client-b', at + 900)).toBe(true);
+    expect(writer.admit('client-a', at + 1000)).toBe(true);
+    expect(writer.counts.limited).toBe(1);
   });
 
   it('drops and counts what does not fit the buffer, instead of holding requests', async () => {

@@ -10,6 +10,12 @@ export interface RequestLogWriterOptions {
   maxBuffered?: number;
   /** Bytes of bodies held in memory at most (a flood of large bodies meets this before the row count). */
   maxBufferedBytes?: number;
+  /**
+   * Requests of one API client logged per second, per API process; past it they are not logged
+   * (counted). A person integrating makes a few a second; a load test makes thousands, and logging
+   * each would cost the API and the database a share of every request.
+   */
+  maxPerClientPerSecond?: number;
   /** Told of requests dropped because the buffer was full (once per flush, with the count since the last one). */
   onDropped?: (rows: number) => void;
   /** Told of a batch that could not be written; its rows are dropped (the log is a convenience, not a record). */
@@ -29,12 +35,15 @@ export class RequestLogWriter {
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
   private droppedSinceFlush = 0;
+  private second = 0;
+  private readonly thisSecond = new Map<string, number>();
   readonly batchSize: number;
   readonly flushIntervalMs: number;
   readonly maxBuffered: number;
   readonly maxBufferedBytes: number;
+  readonly maxPerClientPerSecond: number;
   /** Totals since start, for metrics and tests. */
-  readonly counts = { recorded: 0, written: 0, dropped: 0, failed: 0 };
+  readonly counts = { recorded: 0, written: 0, dropped: 0, failed: 0, limited: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -44,6 +53,27 @@ export class RequestLogWriter {
     this.flushIntervalMs = options.flushIntervalMs ?? 1000;
     this.maxBuffered = options.maxBuffered ?? 5000;
     this.maxBufferedBytes = options.maxBufferedBytes ?? 64 * 1024 * 1024;
+    this.maxPerClientPerSecond = options.maxPerClientPerSecond ?? 100;
+  }
+
+  /**
+   * Whether a request of this API client is to be logged, asked before anything is captured for it:
+   * false once the client has had its share of this second (counted as `limited`), or after close.
+   */
+  admit(clientId: string, now = Date.now()): boolean {
+    if (this.closed) return false;
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.thisSecond.clear();
+    }
+    const used = this.thisSecond.get(clientId) ?? 0;
+    if (used >= this.maxPerClientPerSecond) {
+      this.counts.limited++;
+      return false;
+    }
+    this.thisSecond.set(clientId, used + 1);
+    return true;
   }
 
   /** Keeps a finished request for the next batch; returns at once, whatever the database is doing. */
