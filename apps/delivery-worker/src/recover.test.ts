@@ -42,6 +42,7 @@ function consoleOf(partner: Partner) {
     authorization: `Bearer ${partner.key}`,
     headers: {},
     protector: testProtector(),
+    identified: {},
     response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;

@@ -14,6 +14,7 @@ import {
   type Config,
   type DataProtector,
   type RequestContext,
+  type RequestLogWriter,
 } from '@lop/domain';
 import { accessLog } from './http/access-log';
 import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
@@ -24,6 +25,7 @@ import { GUIDES_PATH, partnerGuides } from './http/guides';
 import { openApiDocumentHandler, publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
 import { requestId, requestIdOf } from './http/request-id';
+import { requestLogCapture } from './http/request-log';
 import { requestMetrics } from './http/request-metrics';
 import { utf8Query } from './http/url-encoding';
 import { logIfUnexpected, sendError } from './http/send-error';
@@ -39,6 +41,8 @@ export interface AppDependencies {
   metrics?: Registry;
   /** Webhook destination policy and attempt timeout, for the console's sandbox webhook self-service. */
   webhooks?: RequestContext['webhooks'];
+  /** Where sandbox requests are logged (docs/request-log.md); none: nothing is logged. */
+  requestLog?: RequestLogWriter;
 }
 
 /**
@@ -64,7 +68,7 @@ function refuseBatches(req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
-export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -74,6 +78,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
 
   const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
+  const identifiedHolder = requestLog ? requestLogCapture(requestLog) : undefined;
   // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
     door,
@@ -87,6 +92,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     webhooks,
     idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
     writeGate,
+    identified: identifiedHolder ? identifiedHolder(req, res, door) : {},
     response: { headers: {} },
   });
 

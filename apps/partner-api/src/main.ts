@@ -7,11 +7,14 @@ import {
   ConfigError,
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
+  LOG_REDACT_PATHS,
   metricsHandler,
   openDeliveryQueue,
   protectorFor,
+  RequestLogWriter,
   queryTimeoutsOf,
   registerBacklogGauges,
+  registerRequestLogMetrics,
   startTelemetry,
   traceLogFields,
   webhookSettings,
@@ -21,7 +24,8 @@ import {
 import { createApp } from './app';
 import { newRequestId } from './http/request-id';
 
-export const REDACT_PATHS = ['req.headers.authorization', '*.authorization', '*.sandbox_key', '*.key', '*.secret', '*.patient', '*.ordering_provider', '*.aoe_answers', '*.clinical_notes'];
+/** The domain's one list of redacted fields (security/redaction.ts), as pino paths. */
+export const REDACT_PATHS = LOG_REDACT_PATHS;
 
 /** Errors are logged without the SQL and parameters a failed query carries (they can hold what a partner sent). */
 export const LOG_SERIALIZERS = { err: (error: unknown) => pino.stdSerializers.err(errorForLog(error) as Error) };
@@ -78,6 +82,11 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   const registry = options.metrics ? new Registry() : undefined;
   if (registry) registerBacklogGauges(registry, database.sql);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
+  const requestLog = new RequestLogWriter(database.sql, {
+    onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),
+    onFailed: (error, rows) => options.logger.warn({ component: 'request-log', rows, err: error }, 'sandbox request log batch not written'),
+  });
+  if (registry) registerRequestLogMetrics(registry, requestLog);
   const app = createApp({
     database,
     config: options.config,
@@ -86,6 +95,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     consoleDir: options.consoleDir,
     metrics: registry,
     webhooks: { destination: webhooks.destination, attemptTimeoutMs: webhooks.attemptTimeoutMs },
+    requestLog,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
@@ -125,6 +135,8 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
       });
       metricsServer?.close();
       metricsServer?.closeAllConnections();
+      // What the last requests logged, written before the pool closes.
+      await requestLog.close();
       detachWebhookQueue();
       await webhookQueue.boss.stop({ graceful: false });
       await database.close();

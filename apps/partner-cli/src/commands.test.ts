@@ -18,7 +18,7 @@ afterAll(async () => {
 
 describe('usage: --help everywhere, exit code 2 for what cannot run as asked', () => {
   it('every command answers --help with exit code 0', async () => {
-    const commands = [[], ['listen'], ['trigger'], ['events'], ['events', 'tail'], ['orders'], ['orders', 'get'], ['results'], ['results', 'get'], ['scenarios'], ['fixtures']];
+    const commands = [[], ['listen'], ['trigger'], ['events'], ['events', 'tail'], ['logs'], ['logs', 'tail'], ['orders'], ['orders', 'get'], ['results'], ['results', 'get'], ['scenarios'], ['fixtures']];
     const results = await Promise.all(commands.map((command) => lop(service, [...command, '--help'])));
     for (const [i, result] of results.entries()) {
       expect(result.code, commands[i].join(' ')).toBe(0);

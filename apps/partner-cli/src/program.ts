@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { CLI_VERSION, createApi, DEFAULT_BASE_URL, UsageError, type Api } from './api';
 import { listen } from './commands/listen';
+import { STATUS_CLASSES, tailLogs } from './commands/logs';
 import { resendEvent } from './commands/resend';
 import { fixtures, getOrder, getResultFhir, getResults, scenarios, tailEvents } from './commands/readers';
 import { trigger } from './commands/trigger';
@@ -165,6 +166,40 @@ lop events resend <event_id> --forward-to <url> sends one event again after a ha
       { forwardTo: options.forwardTo, secret: options.secret, allowProduction: options.allowProduction, maxAttempts: options.maxAttempts, json: Boolean(options.json) },
       output,
       run.stop.signal,
+    );
+  });
+
+  const logs = program.command('logs').description('Read the sandbox request log.');
+  withJson(
+    logs
+      .command('tail')
+      .description('Print the latest sandbox requests of your API client (curl, lop, your integration, the console) and follow new ones as they are logged, until Ctrl-C.')
+      .addOption(new Option('-n, --limit <n>', 'how many of the latest requests to print first').argParser(positiveInteger(200)).default(10))
+      .option('--after <cursor>', 'the requests logged after this cursor (printed when a tail stops) instead of the latest ones')
+      .addOption(new Option('--status <class>', 'only this status class').choices([...STATUS_CLASSES]))
+      .option('--route <template>', 'only this route template, e.g. /v1/orders/{orderId}')
+      .option('--request-id <id>', 'only this request')
+      .option('--no-follow', 'print and exit instead of following')
+      .addOption(intervalOption())
+      .addOption(jsonOption('each request on its own line, as the API returned it'))
+      .addHelpText(
+        'after',
+        `
+One line per request: time, method, route template, status, error code, duration, request_id,
+key prefix, and whether it came from REST or the console. Sandbox keys only: production requests
+are never logged. Requests appear a second or so after their response. Ctrl-C prints the cursor
+to resume from with --after.
+
+  $ lop logs tail
+  $ lop logs tail --status 4xx --route /v1/orders`,
+      ),
+  ).action(async (options, command: Command) => {
+    run.exitCode = await tailLogs(
+      api(command),
+      { limit: options.limit, after: options.after, status: options.status, route: options.route, requestId: options.requestId, follow: options.follow, intervalMs: options.interval, json: Boolean(options.json) },
+      output,
+      run.stop.signal,
+      (cursor) => (run.cursor = cursor),
     );
   });
 

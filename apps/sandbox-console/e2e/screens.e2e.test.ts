@@ -102,6 +102,15 @@ describe('the console’s main views, desktop and narrow', () => {
       await page.getByRole('list', { name: 'Deliveries, newest first' }).waitFor();
       await scrollTo(page, 'Deliveries');
       await shoot(page, 'webhook-log', width);
+
+      await nav(page).getByRole('link', { name: 'Logs' }).click();
+      const simulate = page.getByRole('row').filter({ hasText: 'POST /v1/sandbox/orders/{orderId}/simulate' });
+      await simulate.getByRole('link').first().waitFor({ timeout: 15_000 });
+      await shoot(page, 'request-log', width);
+      await simulate.getByRole('link').first().click();
+      await page.getByLabel('Response body').waitFor();
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await shoot(page, 'request-log-entry', width);
     });
   }
 

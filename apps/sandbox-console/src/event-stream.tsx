@@ -44,7 +44,8 @@ export function EventStreamProvider({ children }: { children: ReactNode }) {
 
   const can = useCapability('events.list');
   const query = useQuery({
-    ...trpc.events.list.queryOptions({ cursor, limit: PAGE }),
+    // A background poll, not a reader's action: kept out of the request log (trpc.ts).
+    ...trpc.events.list.queryOptions({ cursor, limit: PAGE }, { trpc: { context: { background: true } } }),
     enabled: can.allowed && can.known,
     // A 401/403 will answer the same next time: polling stops instead of hammering the API.
     refetchInterval: (q) => (live && !(q.state.error && isFinal(q.state.error)) ? POLL_MS : false),

@@ -13,11 +13,14 @@ describe('console routes', () => {
     expect(parseRoute(href.webhooks)).toEqual({ page: 'webhooks' });
     expect(parseRoute(href.webhook(id))).toEqual({ page: 'webhook', subscriptionId: id });
     expect(parseRoute(href.events)).toEqual({ page: 'events' });
+    expect(parseRoute(href.logs)).toEqual({ page: 'logs' });
+    expect(parseRoute(href.logEntry('req_4f9c1d2e8a7b6c5d4e3f2a1b'))).toEqual({ page: 'log', requestId: 'req_4f9c1d2e8a7b6c5d4e3f2a1b' });
   });
 
   it('answer an unknown path as not found instead of guessing a screen', () => {
     expect(parseRoute('#/orders/not-an-id')).toEqual({ page: 'not_found', path: '/orders/not-an-id' });
     expect(parseRoute('#/admin')).toEqual({ page: 'not_found', path: '/admin' });
+    expect(parseRoute('#/logs/not-a-request-id')).toEqual({ page: 'not_found', path: '/logs/not-a-request-id' });
   });
 });
 

@@ -6,6 +6,8 @@ export type Route =
   | { page: 'orders' }
   | { page: 'order'; orderId: string }
   | { page: 'events' }
+  | { page: 'logs' }
+  | { page: 'log'; requestId: string }
   | { page: 'webhooks' }
   | { page: 'webhook'; subscriptionId: string }
   | { page: 'not_found'; path: string };
@@ -17,6 +19,9 @@ export function parseRoute(hash: string): Route {
   if (path === '/fixtures') return { page: 'fixtures' };
   if (path === '/orders') return { page: 'orders' };
   if (path === '/events') return { page: 'events' };
+  if (path === '/logs') return { page: 'logs' };
+  const log = /^\/logs\/(req_[0-9A-Za-z_]{1,60})$/.exec(path);
+  if (log) return { page: 'log', requestId: log[1] };
   if (path === '/webhooks') return { page: 'webhooks' };
   const webhook = /^\/webhooks\/([0-9a-f-]{36})$/.exec(path);
   if (webhook) return { page: 'webhook', subscriptionId: webhook[1] };
@@ -31,6 +36,8 @@ export const href = {
   orders: '#/orders',
   order: (orderId: string) => `#/orders/${orderId}`,
   events: '#/events',
+  logs: '#/logs',
+  logEntry: (requestId: string) => `#/logs/${requestId}`,
   webhooks: '#/webhooks',
   webhook: (subscriptionId: string) => `#/webhooks/${subscriptionId}`,
 };

@@ -13,6 +13,8 @@ export type ConsoleClient = TRPCClient<PartnerRouter>;
 /** Per-call options: the create call sends its own Idempotency-Key. */
 export interface CallContext {
   idempotencyKey?: string;
+  /** A poll the console makes by itself (the event stream): sent with X-Console-Background, so the request log leaves it out. */
+  background?: boolean;
   [key: string]: unknown;
 }
 
@@ -75,6 +77,7 @@ export function createConsoleClient(key: string, onUnauthorized?: OnUnauthorized
           const headers: Record<string, string> = { authorization: `Bearer ${key}` };
           const idempotencyKey = (op.context as CallContext).idempotencyKey;
           if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+          if ((op.context as CallContext).background) headers['x-console-background'] = '1';
           return headers;
         },
       }),

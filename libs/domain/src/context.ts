@@ -39,6 +39,12 @@ export interface RequestContext {
    * registration and every attempt share, and the attempt timeout of a test delivery.
    */
   webhooks?: { destination: DestinationPolicy; attemptTimeoutMs: number };
+  /**
+   * Who the guard found the caller to be, filled in as soon as the key is authenticated (before the
+   * scope and the rate limit are checked), so the transport can record the request after its
+   * response (the sandbox request log). A holder, not a field: tRPC hands middlewares a copy of the context.
+   */
+  identified: { caller?: Caller };
   /** Status and headers a procedure asks the transport to send (e.g. 201, Retry-After). */
   response: { status?: number; headers: Record<string, string> };
 }

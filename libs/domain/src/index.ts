@@ -19,6 +19,8 @@ export * from './control-plane/control-plane';
 export * from './control-plane/demo-seed';
 export * from './config/config';
 export * from './security/protector';
+export * from './security/redaction';
+export * from './request-log';
 export * from './orders/lifecycle';
 export * from './orders/orders.schemas';
 export * from './orders/orders';

@@ -25,6 +25,7 @@ export const GUIDES: readonly { slug: string; file: string; title: string }[] = 
   { slug: 'results', file: 'results-reports-exceptions.md', title: 'Results, reports and exceptions' },
   { slug: 'fhir', file: 'fhir.md', title: 'FHIR R4 view of results' },
   { slug: 'sandbox', file: 'sandbox.md', title: 'Sandbox' },
+  { slug: 'request-log', file: 'request-log.md', title: 'The sandbox request log' },
   { slug: 'versioning', file: 'versioning.md', title: 'Versioning' },
   { slug: 'cli', file: 'cli.md', title: 'The lop CLI' },
 ];

@@ -7,9 +7,6 @@ import { decodePathParams, partnerRoutes, queryRefusal } from './partner-routes'
 import { logIfUnexpected, sendError } from './send-error';
 import { requestIdOf } from './request-id';
 
-const kError = Symbol('partnerError');
-type WithError = IncomingMessage & { [kError]?: ErrorResponse };
-
 /** Wraps tRPC's caller so each procedure gets its path parameters decoded (decodePathParams). */
 function decodingCaller(caller: any, pathParams: Map<string, string[]>, path: string[] = []): any {
   return new Proxy(() => undefined, {
@@ -35,7 +32,7 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
     onError: ({ error, path, req }) => {
       const res = (req as Request).res!;
       const response = errorBodyFor(error, requestIdOf(res), pathParams.get(path ?? '') ?? []);
-      (req as WithError)[kError] = response;
+      answerWithEnvelope(res, response);
       logIfUnexpected(logger, res, response, error);
     },
     maxBodySize: 100 * 1024,
@@ -47,16 +44,23 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
     const acceptsBody = routes.some((route) => route.acceptsBody && route.method === req.method && route.pattern.test(path));
     const refusal = queryRefusal(url.search, acceptsBody);
     if (refusal) return sendError(res, refusal, logger);
-    const end = res.end.bind(res) as (...args: unknown[]) => Response;
-    (res as unknown as { end: (...args: unknown[]) => Response }).end = (chunk?: unknown, ...rest: unknown[]) => {
-      const failure = (req as WithError)[kError];
-      if (failure && !res.headersSent) {
-        res.statusCode = failure.status;
-        for (const [name, value] of Object.entries(failure.headers)) res.setHeader(name, value);
-        return end(JSON.stringify(failure.body), ...rest.filter((a) => typeof a === 'function'));
-      }
-      return end(chunk, ...rest);
-    };
     void handler(req, res, next);
+  };
+}
+
+/**
+ * The library writes its own error body next; its final write is swapped for our envelope. Swapped
+ * from onError, so the swap is the outermost wrapper of `res.end`: whatever wrapped it before (the
+ * request log's capture) sees the envelope the partner gets.
+ */
+function answerWithEnvelope(res: Response, failure: ErrorResponse): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  (res as unknown as { end: (...args: unknown[]) => Response }).end = (chunk?: unknown, ...rest: unknown[]) => {
+    if (!res.headersSent) {
+      res.statusCode = failure.status;
+      for (const [name, value] of Object.entries(failure.headers)) res.setHeader(name, value);
+      return end(JSON.stringify(failure.body), ...rest.filter((a) => typeof a === 'function'));
+    }
+    return end(chunk, ...rest);
   };
 }

@@ -18,6 +18,8 @@ export function newRequestId(): string {
 export function requestId(req: Request, res: Response, next: NextFunction): void {
   const id = newRequestId();
   res.locals.requestId = id;
+  // When the request arrived, for the sandbox request log's duration.
+  res.locals.receivedAt = performance.now();
   res.setHeader('X-Request-Id', id);
   next();
 }

@@ -482,6 +482,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/partner/v1/sandbox/request-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the sandbox request log
+         * @description Every partner REST request your API client made with a sandbox key in the last 7 days (curl, `lop`, your integration, and the sandbox console's actions, which stand for REST routes): time, method, route template, status, error code, request_id, duration and key prefix. Without `after`, the latest entries; with it, the entries logged after it (oldest first), so `lop logs tail` polls from `next_cursor`. Entries are written in batches a second or so after the response. Production keys get 403 `forbidden` (`details[].issue` `production_key`): production requests are never logged. Reads of this route are not logged themselves. A cursor is bound to its API client and environment; another's is 400 `invalid_request` with `details[].issue` `invalid_cursor`.
+         *
+         *     Required scope: `events:read`.
+         */
+        get: operations["sandbox-requestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.created": {
@@ -716,6 +738,11 @@ export interface components {
             question_key: string;
             answer: string;
         };
+        /**
+         * @description A class of HTTP status, to filter the sandbox request log by.
+         * @enum {string}
+         */
+        StatusClass: "2xx" | "3xx" | "4xx" | "5xx";
         Health: {
             /** @constant */
             status: "ok";
@@ -1408,6 +1435,39 @@ export interface components {
             lifecycle: components["schemas"]["Lifecycle"];
             lifecycle_detail: components["schemas"]["LifecycleDetail"];
             next_action: components["schemas"]["NextAction"];
+        };
+        RequestLogPage: {
+            /** @description Oldest first. */
+            entries: components["schemas"]["RequestLogEntry"][];
+            /** @description Pass as `after` to read what was logged after this page; always present, so you can poll from it. */
+            next_cursor: string;
+            has_more: boolean;
+        };
+        RequestLogEntry: {
+            /** @description The request_id the response carried (X-Request-Id). */
+            request_id: string;
+            /** @description When the response finished (ISO 8601, UTC). */
+            occurred_at: string;
+            /** @example GET */
+            method: string;
+            /**
+             * @description The route template, never the path with its identifiers.
+             * @example /v1/orders/{orderId}
+             */
+            route: string;
+            /** @example 200 */
+            status: number;
+            /** @description The error envelope's `error.code` for a failure; null for a success. */
+            error_code: string | null;
+            /** @description Milliseconds from receiving the request to finishing its response. */
+            duration_ms: number;
+            /** @description The display prefix of the key used: `lop_test_` and the next four characters, never the key. */
+            key_prefix: string;
+            /**
+             * @description `rest` for a REST request (curl, lop, your integration); `console` for the sandbox console's action that stands for this REST route.
+             * @enum {string}
+             */
+            source: "rest" | "console";
         };
         /** @description The one error envelope every failure uses. */
         ErrorEnvelope: {
@@ -3623,6 +3683,94 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `internal_error`: An unexpected error; it is logged with the request_id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unavailable`: The service cannot reach its database; retry after the number of seconds in Retry-After. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    "sandbox-requestLog": {
+        parameters: {
+            query?: {
+                after?: string;
+                status_class?: components["schemas"]["StatusClass"];
+                route?: string;
+                request_id?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RequestLogPage"];
+                        /**
+                         * @description Identifier of this request; also in the X-Request-Id header.
+                         * @example req_4f9c1d2e8a7b6c5d4e3f2a1b
+                         */
+                        request_id: string;
+                        /** @description Cursor to continue a list from; null when there is nothing more. */
+                        cursor?: string | null;
+                    };
+                };
+            };
+            /** @description `invalid_request`: The request is malformed: bad JSON, a missing, unknown, too long or ill-typed field, or a bad query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `forbidden`: The API key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

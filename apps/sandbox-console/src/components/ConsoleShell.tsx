@@ -4,6 +4,7 @@ import type { Session } from '../App';
 import { EventStreamProvider, useEventStream } from '../event-stream';
 import { EventsPage } from '../pages/EventsPage';
 import { FixturesPage } from '../pages/FixturesPage';
+import { LogEntryPage, LogsPage } from '../pages/LogsPage';
 import { OrderPage } from '../pages/OrderPage';
 import { OrdersPage } from '../pages/OrdersPage';
 import { OverviewPage } from '../pages/OverviewPage';
@@ -22,6 +23,7 @@ const NAV: { page: Route['page']; label: string; to: string }[] = [
   { page: 'orders', label: 'Orders', to: href.orders },
   { page: 'events', label: 'Events', to: href.events },
   { page: 'webhooks', label: 'Webhooks', to: href.webhooks },
+  { page: 'logs', label: 'Logs', to: href.logs },
 ];
 
 export function ConsoleShell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
@@ -33,7 +35,8 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
   const expiresAt = keySession.data?.data.expires_at;
 
   // After navigating, move focus to the new screen so keyboard and screen-reader users land on it.
-  const current = route.page === 'order' ? `order:${route.orderId}` : route.page === 'webhook' ? `webhook:${route.subscriptionId}` : route.page;
+  const current =
+    route.page === 'order' ? `order:${route.orderId}` : route.page === 'webhook' ? `webhook:${route.subscriptionId}` : route.page === 'log' ? `log:${route.requestId}` : route.page;
   const first = useRef(true);
   useEffect(() => {
     if (first.current) {
@@ -43,7 +46,7 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
     heading.current?.focus();
   }, [current]);
 
-  const active = route.page === 'order' ? 'orders' : route.page === 'webhook' ? 'webhooks' : route.page;
+  const active = route.page === 'order' ? 'orders' : route.page === 'webhook' ? 'webhooks' : route.page === 'log' ? 'logs' : route.page;
   return (
     <EventStreamProvider>
       <a className="skip-link" href="#main">
@@ -114,6 +117,10 @@ function Screen({ route }: { route: Route }) {
       return <WebhooksPage />;
     case 'webhook':
       return <WebhookEndpointPage subscriptionId={route.subscriptionId} />;
+    case 'logs':
+      return <LogsPage />;
+    case 'log':
+      return <LogEntryPage requestId={route.requestId} />;
     default:
       return (
         <section>

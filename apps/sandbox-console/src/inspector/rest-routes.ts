@@ -59,6 +59,7 @@ export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
   'sandbox.orderFixtures': { method: 'GET', path: '/v1/sandbox/order-fixtures', successStatus: 200, scope: 'none' },
   'sandbox.scenarios': { method: 'GET', path: '/v1/sandbox/scenarios', successStatus: 200, scope: 'none' },
   'sandbox.simulate': { method: 'POST', path: '/v1/sandbox/orders/{orderId}/simulate', successStatus: 200, scope: 'orders:write' },
+  'sandbox.requestLog': { method: 'GET', path: '/v1/sandbox/request-log', successStatus: 200, scope: 'events:read' },
 };
 
 /** Scopes of the console-only procedures (tRPC, no REST route). */
@@ -67,6 +68,7 @@ export const CONSOLE_PROCEDURE_SCOPES: Readonly<Record<string, ProcedureScope>> 
   'console.orders': 'orders:read',
   'console.orderScenarios': 'orders:read',
   'console.eventDeliveries': 'events:read',
+  'console.requestLogEntry': 'events:read',
   'console.webhooks.list': 'events:read',
   'console.webhooks.create': 'events:read',
   'console.webhooks.update': 'events:read',

@@ -8,3 +8,4 @@ export * from './orders';
 export * from './webhooks';
 export * from './sandbox';
 export * from './reports';
+export * from './request-log';

@@ -6,6 +6,8 @@ import type { Environment, Scope } from './scopes';
 /** Who is calling: everything a key may see is filtered by these four values. */
 export interface Caller {
   keyId: string;
+  /** The key's display prefix (`lop_test_AbCd`): enough to recognise it, not to use it. */
+  keyPrefix: string;
   clientId: string;
   laboratoryId: string;
   environment: Environment;
@@ -28,9 +30,9 @@ export async function authenticate(sql: Sql, authorization: string | undefined, 
   if (!claimedEnvironment) throw unauthorized('The API key is not valid.');
 
   const [row] = await sql<
-    { id: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expired: boolean; revoked: boolean; client_status: string }[]
+    { id: string; display_prefix: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expired: boolean; revoked: boolean; client_status: string }[]
   >`
-    select k.id, k.client_id, k.laboratory_id, k.environment, k.scopes, c.status as client_status,
+    select k.id, k.display_prefix, k.client_id, k.laboratory_id, k.environment, k.scopes, c.status as client_status,
            k.revoked_at is not null as revoked,
            k.expires_at is not null and k.expires_at <= ${now.toISOString()}::timestamptz as expired
     from api_keys k join api_clients c on c.id = k.client_id
@@ -43,6 +45,7 @@ export async function authenticate(sql: Sql, authorization: string | undefined, 
 
   return {
     keyId: row.id,
+    keyPrefix: row.display_prefix,
     clientId: row.client_id,
     laboratoryId: row.laboratory_id,
     environment: row.environment,

@@ -12,7 +12,7 @@ afterAll(() => connection.close());
 
 function contextFor(door: RequestContext['door'], authorization: string | undefined) {
   const spendRateLimit = vi.fn(async () => undefined);
-  const ctx = { door, authorization, sql: connection.sql, spendRateLimit, writeGate: new StreamWriteGate({ concurrency: 1 }) } as unknown as RequestContext;
+  const ctx = { door, authorization, sql: connection.sql, spendRateLimit, writeGate: new StreamWriteGate({ concurrency: 1 }), identified: {} } as unknown as RequestContext;
   return { ctx, spendRateLimit };
 }
 
@@ -56,6 +56,7 @@ describe('the guard every procedure runs, on both doors', () => {
       const { ctx, spendRateLimit } = contextFor('console', authorization);
       await expect(guard(ctx, { rateLimit: 'create_order' })).rejects.toMatchObject({ errorCode: 'unauthorized' });
       expect(spendRateLimit).not.toHaveBeenCalled();
+      expect(ctx.identified.caller).toBeUndefined();
     }
   });
 
@@ -65,6 +66,8 @@ describe('the guard every procedure runs, on both doors', () => {
     const { ctx, spendRateLimit } = contextFor('rest', `Bearer ${readOnly.key}`);
     await expect(guard(ctx, { scope: 'orders:write', rateLimit: 'create_order' })).rejects.toMatchObject({ errorCode: 'forbidden' });
     expect(spendRateLimit).not.toHaveBeenCalled();
+    // The caller is named as soon as the key is authenticated, so the transport can log a refused call too (the sandbox request log).
+    expect(ctx.identified.caller).toMatchObject({ clientId: order.clientId, environment: 'sandbox', keyPrefix: readOnly.key.slice(0, 13) });
   });
 
   it('lets production keys through REST and refuses them at the console door', async () => {

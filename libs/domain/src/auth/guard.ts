@@ -19,6 +19,7 @@ export interface GuardRules {
  */
 export async function guard(ctx: RequestContext, rules: GuardRules): Promise<Caller> {
   const caller = await authenticate(ctx.sql, ctx.authorization);
+  ctx.identified.caller = caller;
   // The console is a sandbox tool; production data is reached through REST only.
   if (ctx.door === 'console' && caller.environment !== 'sandbox') {
     throw new PartnerError('forbidden', 'The sandbox console accepts sandbox keys only (lop_test_…); use a production key with the partner REST API.', {

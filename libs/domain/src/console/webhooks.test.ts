@@ -56,6 +56,7 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     protector,
     webhooks,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
+    identified: {},
     response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx).console.webhooks;
@@ -133,7 +134,7 @@ describe('sandbox webhook self-service (console)', () => {
   it('is sandbox only: the console door refuses production keys, and the domain refuses a production caller on its own', async () => {
     const { order } = await newOrder(db);
     await expect(callerFor(await keyFor(order, 'production')).list({})).rejects.toMatchObject({ errorCode: 'forbidden', details: [{ issue: 'production_key_on_console' }] });
-    const production: Caller = { keyId: randomUUID(), clientId: order.clientId, laboratoryId: order.laboratoryId, environment: 'production', scopes: new Set(SCOPES) };
+    const production: Caller = { keyId: randomUUID(), clientId: order.clientId, laboratoryId: order.laboratoryId, environment: 'production', keyPrefix: 'lop_test_0000', scopes: new Set(SCOPES) };
     await expect(createWebhookEndpoint(db, protector, production, { url: 'https://hooks.partner.example/x', event_types: ['order.created'] }, { destination, attemptTimeoutMs: 5_000 })).rejects.toMatchObject({
       errorCode: 'forbidden',
       details: [{ issue: 'production_webhooks' }],
@@ -331,7 +332,7 @@ describe('sandbox webhook self-service (console)', () => {
     const [before] = await eventsOf(db, order);
     const api = callerFor(key);
     const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
-    const view = (await createCallerFactory(partnerRouter)({ ...({} as RequestContext), door: 'console', spendRateLimit: async () => undefined, db, sql: client, requestId: 'r', authorization: `Bearer ${key}`, headers: {}, protector, response: { headers: {} } }).console.eventDeliveries({ event_ids: [before.id] })).data;
+    const view = (await createCallerFactory(partnerRouter)({ ...({} as RequestContext), door: 'console', spendRateLimit: async () => undefined, db, sql: client, requestId: 'r', authorization: `Bearer ${key}`, headers: {}, protector, identified: {}, response: { headers: {} } }).console.eventDeliveries({ event_ids: [before.id] })).data;
     expect(view.undelivered).toEqual([{ event_id: before.id, reason: 'before_subscription', subscribed_since: endpoint.created_at }]);
   });
 });

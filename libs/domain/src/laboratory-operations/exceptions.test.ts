@@ -9,7 +9,7 @@ const connection = openTestDatabase();
 const db = connection.db;
 afterAll(() => connection.close());
 
-const callerOf = (order: OrderRow): Caller => ({ keyId: 'k', clientId: order.clientId, laboratoryId: order.laboratoryId, environment: order.environment, scopes: new Set() });
+const callerOf = (order: OrderRow): Caller => ({ keyId: 'k', clientId: order.clientId, laboratoryId: order.laboratoryId, environment: order.environment, keyPrefix: 'lop_test_0000', scopes: new Set() });
 
 describe('the canonical exception model', () => {
   it('opens with the category defaults, overridable; stores notes and resolution text that partners never see', async () => {

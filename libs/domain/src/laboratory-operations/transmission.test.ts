@@ -13,7 +13,7 @@ const db = connection.db;
 afterAll(() => connection.close());
 
 const at = (iso: string) => new Date(iso);
-const callerOf = (order: OrderRow): Caller => ({ keyId: 'k', clientId: order.clientId, laboratoryId: order.laboratoryId, environment: order.environment, scopes: new Set() });
+const callerOf = (order: OrderRow): Caller => ({ keyId: 'k', clientId: order.clientId, laboratoryId: order.laboratoryId, environment: order.environment, keyPrefix: 'lop_test_0000', scopes: new Set() });
 
 describe('transmission and acknowledgement', () => {
   it('transmit marks the transmission sent, counts the attempt and awaits acknowledgement', async () => {

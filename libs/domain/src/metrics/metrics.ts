@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry, register as processRegistry } from 'prom-client';
 import type { Sql } from '@lop/db';
+import type { RequestLogWriter } from '../request-log/writer';
 
 /**
  * Prometheus metrics shared by the processes (DESIGN §12): the webhook delivery counter, the
@@ -102,6 +103,22 @@ export function registerBacklogGauges(registry: Registry, sql: Sql): void {
       const b = await backlog();
       this.reset();
       if (b) this.set(b.oldestDueSeconds);
+    },
+  });
+}
+
+/** The sandbox request log's writer, read when scraped: rows written, and rows lost to a full buffer or a failed batch. */
+export function registerRequestLogMetrics(registry: Registry, writer: RequestLogWriter): void {
+  new Gauge({
+    name: 'partner_request_log_rows',
+    help: 'Sandbox request log rows since start, by outcome: written, limited (over the per-client rate), dropped (buffer full) or failed (batch not written).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ outcome: 'written' }, writer.counts.written);
+      this.set({ outcome: 'limited' }, writer.counts.limited);
+      this.set({ outcome: 'dropped' }, writer.counts.dropped);
+      this.set({ outcome: 'failed' }, writer.counts.failed);
     },
   });
 }

@@ -41,6 +41,10 @@ const EVENT_TYPE_MEANINGS: Record<(typeof EVENT_TYPES)[number], string> = {
 };
 
 export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {
+  StatusClass: {
+    description: 'A class of HTTP status, to filter the sandbox request log by.',
+    values: { '2xx': 'Succeeded.', '3xx': 'Redirected (the API answers none today).', '4xx': 'Refused: the request must change (the error envelope says how).', '5xx': 'Failed on our side; retry later.' },
+  },
   Environment: { description: 'The environment a key, program or event belongs to.', values: { sandbox: 'Synthetic orders for integration work.', production: 'Real orders.' } },
   AuthorityState: {
     description: 'Whether the laboratory configured a requirements facet.',

@@ -16,7 +16,7 @@ afterAll(() => connection.close());
 /** A Caller of a real key of the order's client (the retrieval record refers to the key row). */
 async function callerOf(order: Pick<OrderRow, 'clientId' | 'laboratoryId'>, environment: Environment = 'sandbox'): Promise<Caller> {
   const key = await createKey(db, { clientId: order.clientId, environment, scopes: ['results:read'] });
-  return { keyId: key.key_id, clientId: order.clientId, laboratoryId: order.laboratoryId, environment, scopes: new Set(['results:read']) };
+  return { keyId: key.key_id, clientId: order.clientId, laboratoryId: order.laboratoryId, environment, keyPrefix: 'lop_test_0000', scopes: new Set(['results:read']) };
 }
 
 async function releasedWithDocument() {

@@ -8,6 +8,7 @@ import {
   events,
   idempotencyKeys,
   rateLimitCounters,
+  sandboxRequestLog,
   webhookDeliveries,
   webhookDeliveryAttempts,
   webhookSubscriptions,
@@ -30,6 +31,7 @@ declare module 'vitest' {
 let testDatabase: TestDatabase;
 let database: DatabaseConnection;
 let clientId: string;
+let laboratoryId: string;
 let subscriptionId: string;
 
 const HOUR = 3_600_000;
@@ -42,6 +44,7 @@ beforeAll(async () => {
   database = connectDatabase(testDatabase.url, { max: 2, applicationName: 'retention-test' });
   const tenant = await seedDemoTenant(database.db);
   clientId = tenant.client_id;
+  laboratoryId = tenant.laboratory_id;
   const [subscription] = await database.db
     .insert(webhookSubscriptions)
     .values({ laboratoryId: tenant.laboratory_id, clientId, environment: 'sandbox', url: 'https://hooks.partner.example/x', eventTypes: ['order.created'], secretProtected: 'sealed' })
@@ -132,6 +135,19 @@ describe('retention: nothing but the event stream grows without bound', () => {
     const pruned = await pruneExpiredRows(database.sql, settings, { batchSize: 2 });
     expect(pruned.webhook_deliveries).toBe(7);
     for (const id of ids) expect(await deliveryExists(id)).toBe(false);
+  });
+
+  it('keeps the sandbox request log for 7 days, then prunes it', async () => {
+    const requestId = `req_retention_${randomUUID()}`;
+    await database.db.insert(sandboxRequestLog).values({
+      laboratoryId, clientId, environment: 'sandbox', requestId, occurredAt: new Date(), method: 'GET', route: '/v1/lab', status: 200, durationMs: 3, keyPrefix: 'lop_test_AbCd', door: 'rest',
+    });
+    const logged = async () => (await database.db.select().from(sandboxRequestLog).where(eq(sandboxRequestLog.requestId, requestId))).length;
+    expect((await pruneExpiredRows(database.sql, settings, { now: later(7 * DAY - HOUR) })).sandbox_request_log).toBe(0);
+    expect(await logged()).toBe(1);
+    const pruned = await pruneExpiredRows(database.sql, settings, { now: later(7 * DAY + HOUR) });
+    expect(pruned.sandbox_request_log).toBe(1);
+    expect(await logged()).toBe(0);
   });
 
   it('never prunes the event stream (the reconciliation record)', async () => {

@@ -1,5 +1,6 @@
 import type { Sql } from '@lop/db';
 import type { Config } from '../config/config';
+import { pruneRequestLog } from '../request-log/request-log';
 
 /**
  * What the service keeps, and for how long (DESIGN §14): nothing grows without bound except the
@@ -9,7 +10,8 @@ import type { Config } from '../config/config';
  * - rate-limit counters: a window's counter is dead once the window has ended;
  * - webhook deliveries that reached a final state (delivered, dead letter, cancelled, failed test)
  *   and their attempts: kept a configurable number of days after they finished. A pending
- *   delivery is never pruned, however old: its attempt chain is still running.
+ *   delivery is never pruned, however old: its attempt chain is still running;
+ * - the sandbox request log: 7 days (request-log/record.ts), the window the issue promised partners.
  */
 export interface RetentionSettings {
   idempotencyKeySeconds: number;
@@ -32,7 +34,7 @@ export function retentionSettings(config: Pick<Config, 'PARTNER_IDEMPOTENCY_KEY_
 }
 
 /** The tables a maintenance run prunes: the label of `partner_retention_pruned_rows_total`. */
-export const PRUNED_TABLES = ['idempotency_keys', 'rate_limit_counters', 'webhook_delivery_attempts', 'webhook_deliveries'] as const;
+export const PRUNED_TABLES = ['idempotency_keys', 'rate_limit_counters', 'webhook_delivery_attempts', 'webhook_deliveries', 'sandbox_request_log'] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
 export type PrunedRows = Record<PrunedTable, number>;
 
@@ -53,7 +55,7 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
   const now = options.now ?? new Date();
   const batch = options.batchSize ?? 5_000;
   const before = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
-  const pruned: PrunedRows = { idempotency_keys: 0, rate_limit_counters: 0, webhook_delivery_attempts: 0, webhook_deliveries: 0 };
+  const pruned: PrunedRows = { idempotency_keys: 0, rate_limit_counters: 0, webhook_delivery_attempts: 0, webhook_deliveries: 0, sandbox_request_log: 0 };
   const report = (table: PrunedTable) => options.onPruned?.(table, pruned[table]);
 
   const keysBefore = before(settings.idempotencyKeySeconds);
@@ -99,5 +101,9 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
   }
   report('webhook_delivery_attempts');
   report('webhook_deliveries');
+
+  // The request log's own module owns its table and its window.
+  pruned.sandbox_request_log = await pruneRequestLog(sql, now, batch);
+  report('sandbox_request_log');
   return pruned;
 }

@@ -21,6 +21,8 @@ import { listResults } from './results/list-results';
 import { listOrderFixtures } from './sandbox/list-order-fixtures';
 import { listScenarios } from './sandbox/list-scenarios';
 import { simulateOrder } from './sandbox/simulate-order';
+import { listRequestLog } from './sandbox/list-request-log';
+import { getRequestLogEntry } from './console/get-request-log-entry';
 import { listEventDeliveries } from './console/list-event-deliveries';
 import { listOrders as listConsoleOrders } from './console/list-orders';
 import { getSession as getConsoleSession } from './console/get-session';
@@ -47,13 +49,14 @@ export const partnerRouter = router({
   orders: router({ create: createOrder, get: getOrder, cancel: cancelOrder, exceptions: listOrderExceptions }),
   results: router({ list: listResults, get: getResult, fhir: getResultFhir, report: getReport, reportDocument: getReportDocument }),
   events: router({ list: listEvents }),
-  sandbox: router({ orderFixtures: listOrderFixtures, scenarios: listScenarios, simulate: simulateOrder }),
+  sandbox: router({ orderFixtures: listOrderFixtures, scenarios: listScenarios, simulate: simulateOrder, requestLog: listRequestLog }),
   // tRPC only (no openapi meta): views the sandbox console needs that partner REST does not offer.
   console: router({
     session: getConsoleSession,
     orders: listConsoleOrders,
     orderScenarios: listOrderScenarios,
     eventDeliveries: listEventDeliveries,
+    requestLogEntry: getRequestLogEntry,
     // Sandbox webhook self-service; production subscriptions stay with the laboratory's administrators.
     webhooks: router({
       list: listWebhookEndpoints,

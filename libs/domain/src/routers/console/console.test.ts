@@ -31,6 +31,7 @@ function callerFor(key: string) {
     headers: {},
     protector,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
+    identified: {},
     response: { headers: {} },
   };
   return createCallerFactory(partnerRouter)(ctx);

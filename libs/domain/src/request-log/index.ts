@@ -1,0 +1,4 @@
+export * from './record';
+export * from './writer';
+export * from './request-log';
+export * from './request-log.schemas';

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
+export const statusClassSchema = z.enum(STATUS_CLASSES).meta({ id: 'StatusClass' });
+
+export const requestLogEntrySchema = z
+  .object({
+    request_id: z.string().meta({ description: 'The request_id the response carried (X-Request-Id).' }),
+    occurred_at: z.string().meta({ description: 'When the response finished (ISO 8601, UTC).' }),
+    method: z.string().meta({ example: 'GET' }),
+    route: z.string().meta({ description: 'The route template, never the path with its identifiers.', example: '/v1/orders/{orderId}' }),
+    status: z.int().meta({ example: 200 }),
+    error_code: z.string().nullable().meta({ description: 'The error envelope\'s `error.code` for a failure; null for a success.' }),
+    duration_ms: z.int().meta({ description: 'Milliseconds from receiving the request to finishing its response.' }),
+    key_prefix: z.string().meta({ description: 'The display prefix of the key used: `lop_test_` and the next four characters, never the key.' }),
+    source: z.enum(['rest', 'console']).meta({ description: '`rest` for a REST request (curl, lop, your integration); `console` for the sandbox console\'s action that stands for this REST route.' }),
+  })
+  .meta({ id: 'RequestLogEntry' });
+export type RequestLogEntry = z.infer<typeof requestLogEntrySchema>;
+
+export const requestLogPageSchema = z
+  .object({
+    entries: z.array(requestLogEntrySchema).meta({ description: 'Oldest first.' }),
+    next_cursor: z.string().meta({ description: 'Pass as `after` to read what was logged after this page; always present, so you can poll from it.' }),
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'RequestLogPage' });
+export type RequestLogPage = z.infer<typeof requestLogPageSchema>;
+
+export const requestLogDetailSchema = requestLogEntrySchema
+  .extend({
+    request_body: z.unknown().nullable().meta({ description: 'The JSON body sent, after redaction and truncation; null when none.' }),
+    response_body: z.unknown().nullable().meta({ description: 'The JSON body answered, after redaction and truncation.' }),
+    bodies_withheld: z.boolean().meta({ description: 'True when the key reading the log lacks the scope the route needs: its bodies are not shown.' }),
+  })
+  .meta({ id: 'RequestLogDetail' });
+export type RequestLogDetail = z.infer<typeof requestLogDetailSchema>;
