@@ -114,7 +114,7 @@ export class RequestLogWriter {
       const batch = this.buffer.splice(0, this.batchSize);
       for (const request of batch) this.bufferedBytes -= sizeOf(request);
       try {
-        await insertRows(this.sql, batch.map(toRequestLogRow));
+        await insertRows(this.sql, await prepareRows(batch));
         this.counts.written += batch.length;
       } catch (error) {
         this.counts.failed += batch.length;
@@ -124,34 +124,51 @@ export class RequestLogWriter {
   }
 }
 
+/**
+ * Rows are parsed, redacted and serialised a few at a time, letting requests run in between: a
+ * batch of a hundred in one go held the event loop for milliseconds once a second, which is what
+ * a GET's p99 measures.
+ */
+const PREPARE_CHUNK = 10;
+
+async function prepareRows(batch: FinishedRequest[]): Promise<string[]> {
+  const rows: string[] = [];
+  for (let i = 0; i < batch.length; i += PREPARE_CHUNK) {
+    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const request of batch.slice(i, i + PREPARE_CHUNK)) rows.push(JSON.stringify(columnsOf(toRequestLogRow(request))));
+  }
+  return rows;
+}
+
 /** What a buffered request holds in memory, roughly: its bodies as sent, and a little for the rest. */
 const sizeOf = (request: FinishedRequest) => request.requestBytes + request.responseText.length + 512;
+
+const columnsOf = (r: RequestLogRow) => ({
+  laboratory_id: r.laboratoryId,
+  client_id: r.clientId,
+  environment: r.environment,
+  request_id: r.requestId,
+  occurred_at: r.occurredAt,
+  method: r.method,
+  route: r.route,
+  status: r.status,
+  error_code: r.errorCode,
+  duration_ms: r.durationMs,
+  key_prefix: r.keyPrefix,
+  door: r.door,
+  scope: r.scope,
+  request_body: r.requestBody,
+  response_body: r.responseBody,
+});
 
 /**
  * One INSERT for the batch, its rows as one JSON parameter that PostgreSQL unpacks: about a sixth
  * of the API process's CPU per row that building a 15-column multi-row VALUES statement took
  * (measured: 15 µs a row against 92 µs, 200-row batches), and this CPU is shared with requests.
+ * `rows`: each row's columns as JSON text (prepareRows).
  */
-async function insertRows(sql: Sql, rows: RequestLogRow[]): Promise<void> {
-  const json = JSON.stringify(
-    rows.map((r) => ({
-      laboratory_id: r.laboratoryId,
-      client_id: r.clientId,
-      environment: r.environment,
-      request_id: r.requestId,
-      occurred_at: r.occurredAt,
-      method: r.method,
-      route: r.route,
-      status: r.status,
-      error_code: r.errorCode,
-      duration_ms: r.durationMs,
-      key_prefix: r.keyPrefix,
-      door: r.door,
-      scope: r.scope,
-      request_body: r.requestBody,
-      response_body: r.responseBody,
-    })),
-  );
+async function insertRows(sql: Sql, rows: string[]): Promise<void> {
+  const json = `[${rows.join(',')}]`;
   await sql`
     insert into sandbox_request_log (laboratory_id, client_id, environment, request_id, occurred_at, method, route, status, error_code, duration_ms, key_prefix, door, scope, request_body, response_body)
     select laboratory_id, client_id, environment, request_id, occurred_at, method, route, status, error_code, duration_ms, key_prefix, door, scope, request_body, response_body
