@@ -43,12 +43,6 @@ affected_graph() {
   npx tsx tools/ci/affected-graph.ts
 }
 
-# The README's test command as a fresh machine runs it: on the embedded PostgreSQL (no DATABASE_URL),
-# with the browser the console's tests take from npm (@sparticuz/chromium) and no apt package.
-tests() {
-  env -u DATABASE_URL npm test
-}
-
 # newman and the typed-client quickstart, end to end, each against the service on a fresh database.
 partner_flows() {
   use_local_postgres
