@@ -17,7 +17,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { spawn } from 'node:child_process';
-import { connectDatabase, createTestDatabase, type DatabaseConnection } from '@lop/db';
+import { connectDatabase, createTestDatabase, freePort, type DatabaseConnection } from '@lop/db';
 import {
   appendEvents,
   attachDeliveryQueue,
@@ -37,7 +37,7 @@ import {
 } from '@lop/domain';
 import { runLoad, type LoadResult } from './http-load';
 import type { FloodFigures, FloodSettings } from './flood-creates';
-import { freePort, REPO_ROOT, startService, type ServiceProcess } from './processes';
+import { REPO_ROOT, startService, type ServiceProcess } from './processes';
 
 export interface NoisyNeighbourOptions {
   serverUrl: string;

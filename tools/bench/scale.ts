@@ -9,11 +9,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { connectDatabase, createTestDatabase, type Sql } from '@lop/db';
+import { connectDatabase, createTestDatabase, freePort, type Sql } from '@lop/db';
 import { DataProtector, encodeCursor, PARTNER_BASE_PATH } from '@lop/domain';
 import { readStream, runLoad, type LoadResult, type StreamRead } from './http-load';
 import { loadBenchData, type BenchData } from './load-data';
-import { freePort, startService } from './processes';
+import { startService } from './processes';
 import { createOrderRequests, getOrderRequests } from './requests';
 
 export interface ScaleOptions {

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase } from '@lop/db';
-import { freePort, killAllApiProcesses, startApiProcess, type ApiProcess } from '../../apps/partner-api/src/testing/api-process';
+import { connectDatabase, freePort } from '@lop/db';
+import { killAllApiProcesses, startApiProcess, type ApiProcess } from '../../apps/partner-api/src/testing/api-process';
 import { startReceiver, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
 import { newPartner, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, type Partner } from '../../apps/delivery-worker/src/testing/tenant';
 

@@ -14,7 +14,7 @@ import { connectDatabase, webhookDeliveries } from '@lop/db';
 import { loadConfig, PARTNER_BASE_PATH, startTelemetry, type Telemetry } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
-import { freePort } from '../../apps/partner-api/src/testing/api-process';
+import { freePort } from '@lop/db';
 import { startReceiver, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
 import { eventually, newPartner, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig, type Partner } from '../../apps/delivery-worker/src/testing/tenant';
 

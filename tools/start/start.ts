@@ -2,9 +2,8 @@
  * `npm start`: the whole service in one process for a newcomer — database (embedded unless
  * DATABASE_URL is set), migrations, demo tenant, partner API and delivery worker.
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { connectDatabase, locateDatabase, runMigrations } from '@lop/db';
+import { connectDatabase, freePort, locateDatabase, runMigrations } from '@lop/db';
 import { ConfigError, loadConfig, PARTNER_BASE_PATH, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
@@ -23,17 +22,6 @@ function readConfig(): Config {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-}
-
-/** A port the system has free now (for PORT=0): the origin must be known before the API starts. */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, host, () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 }
 
 /**

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '@lop/db';
 import { buildProgram } from './program';
 import { rawArrayElements } from './raw-json';
-import { freePort, lop, REPO_ROOT, startLop, startService, type TestService } from './testing/harness';
+import { lop, REPO_ROOT, startLop, startService, type TestService } from './testing/harness';
 
 /** The readers, lop trigger, errors and exit codes, against the real API. */
 

@@ -3,8 +3,9 @@ import { connect, createServer as createTcpServer, type Server as TcpServer } fr
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '@lop/db';
 import { rawArrayElements } from './raw-json';
-import { freePort, jsonLines, lop, REPO_ROOT, startLop, startReceiver, startService, TEST_CONFIG_HOME, type ReceivedDelivery, type TestService } from './testing/harness';
+import { jsonLines, lop, REPO_ROOT, startLop, startReceiver, startService, TEST_CONFIG_HOME, type ReceivedDelivery, type TestService } from './testing/harness';
 
 /**
  * `lop` in a partner's first week: a handler fixed after a failure gets the one event again, the

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from './testing/harness';
+import { freePort } from '@lop/db';
 
 /**
  * What a partner installs: `npm pack` of this project is a package with no dependencies that

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { Page } from 'playwright-core';
-import { connectDatabase, createTestDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
+import { connectDatabase, createTestDatabase, freePort, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
 import { createClient, createKey, grantPrograms, loadConfig, PARTNER_BASE_PATH, seedDemo, SCOPES, type Config, type Scope } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
@@ -58,7 +57,7 @@ export async function startStack(
   const { key } = await newKey();
   // The API's own origin is configured before it starts, as `npm start` does, so the OpenAPI
   // document (and /docs's samples) name it: the document never takes it from a request.
-  const port = await freeLoopbackPort();
+  const port = await freePort();
   const config = loadConfig({
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -108,16 +107,6 @@ export async function startStack(
       await own?.drop();
     },
   };
-}
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Opens the console and enters `key`, as a reader would: the key field has focus, Enter submits. */

@@ -7,3 +7,4 @@ export * from './migrate';
 export * from './embedded';
 export * from './test-database';
 export * from './resolve';
+export * from './free-port';

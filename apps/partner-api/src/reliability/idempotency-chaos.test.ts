@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, ensureEmbeddedPostgres, runMigrations, type DatabaseConnection, type EmbeddedPostgresHandle } from '@lop/db';
-import { freePort } from '../testing/api-process';
+import { freePort } from '@lop/db';
 import { startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
 import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';

@@ -1,21 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@lop/db';
 import { PARTNER_BASE_PATH } from '@lop/domain';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 /** One encryption key for every process a test starts, so they can read each other's sealed data. */
 export const PROCESS_ENCRYPTION_KEY = randomBytes(32).toString('base64');
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export interface ApiProcess {
   /** Origin, e.g. http://127.0.0.1:41234 */

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { connectDatabase, type DatabaseConnection } from '@lop/db';
+import { connectDatabase, freePort, type DatabaseConnection } from '@lop/db';
 import { createKey, PARTNER_BASE_PATH, SCOPES, seedDemo, type DemoSeedResult } from '@lop/domain';
 
 declare module 'vitest' {
@@ -42,14 +42,6 @@ export interface TestService {
   /** A GET below the base path, with the demo sandbox key unless another is given: the raw text and the parsed body. */
   get(path: string, key?: string): Promise<{ status: number; text: string; body: any }>;
   close(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export async function startService(): Promise<TestService> {
