@@ -3,23 +3,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureEmbeddedPostgres } from '@lop/db';
+import { ensureEmbeddedPostgres, freePort } from '@lop/db';
 import { adminWithEnvironment } from './testing/run-admin';
 
 // As root the embedded server runs as the `postgres` user, which must be able to enter the folder.
 const dataDir = mkdtempSync(join(tmpdir(), 'lop-admin-embedded-'));
 chmodSync(dataDir, 0o755);
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 function portInUse(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -2,34 +2,16 @@ import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:c
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '@lop/db';
 import { demoId } from '@lop/domain';
+import { processesOf } from './testing';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESTARTS = 20;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-/** Processes whose command line names the folder (the embedded PostgreSQL runs with `-D <folder>`). */
-function processesOf(folder: string): { pid: number; args: string }[] {
-  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
-    .filter((match): match is RegExpExecArray => match !== null && match[2].includes(folder) && !match[2].startsWith('ps '))
-    .map((match) => ({ pid: Number(match[1]), args: match[2] }));
-}
 
 interface Instance {
   npm: ChildProcessWithoutNullStreams;

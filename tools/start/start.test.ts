@@ -1,14 +1,14 @@
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { ensureEmbeddedPostgres } from '@lop/db';
+import { ensureEmbeddedPostgres, freePort } from '@lop/db';
 import { demoId } from '@lop/domain';
+import { processesOf } from './testing';
 // Declares the `databaseUrl` the global setup provides.
 import type {} from '../../libs/db/src/testing/global-setup';
 
@@ -57,25 +57,6 @@ afterEach(() => {
   running?.child.kill('SIGKILL');
   running = undefined;
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-/** Processes whose command line names the folder (the embedded PostgreSQL runs with `-D <folder>`). */
-function processesOf(folder: string): { pid: number; args: string }[] {
-  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
-    .filter((match): match is RegExpExecArray => match !== null && match[2].includes(folder) && !match[2].startsWith('ps '))
-    .map((match) => ({ pid: Number(match[1]), args: match[2] }));
-}
 
 describe('npm start', () => {
   it('prints a banner whose key and URLs work, and stops cleanly on SIGTERM', async () => {

@@ -1,11 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ensureEmbeddedPostgres } from './embedded';
+import { freePort } from './free-port';
 
 // As root the embedded server runs as the `postgres` user, which must be able to enter the folder.
 const folder = mkdtempSync(join(tmpdir(), 'lop-embedded-'));
@@ -25,16 +25,6 @@ afterAll(() => {
   for (const { pid } of postgresProcesses()) process.kill(pid, 'SIGKILL');
   rmSync(folder, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 const eventually = async (check: () => boolean, withinMs: number) => {
   const deadline = Date.now() + withinMs;
