@@ -1,11 +1,11 @@
 import { router } from '../trpc';
-import { getCatalog } from './catalog/get-catalog';
+import { getCatalog } from './programs/get-catalog';
 import { getHealth } from './health/get-health';
-import { getLab } from './laboratory/get-lab';
+import { getLab } from './lab/get-lab';
 import { listLocations } from './locations/list-locations';
 import { getProgram } from './programs/get-program';
 import { listPrograms } from './programs/list-programs';
-import { getRequirements } from './requirements/get-requirements';
+import { getRequirements } from './programs/get-requirements';
 import { checkServiceability } from './serviceability/check-serviceability';
 import { putSubject } from './subjects/put-subject';
 import { cancelOrder } from './orders/cancel-order';
