@@ -56,6 +56,7 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
 function answerWithEnvelope(res: Response, failure: ErrorResponse): void {
   const end = res.end;
   (res as unknown as { end: (...args: unknown[]) => Response }).end = (...args: unknown[]) => {
+    // Put back first: the envelope's write then goes through whatever wrapped `end` before.
     res.end = end;
     if (res.headersSent) return end.apply(res, args as never);
     writeErrorEnvelope(res, failure, PROCEDURE_FAILURE_CONTENT_TYPE);
