@@ -5,11 +5,13 @@ import { connectDatabase, errorForLog, locateDatabase, runMigrations } from '@lo
 import {
   attachDeliveryQueue,
   ConfigError,
+  errorBodyFor,
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
   LOG_REDACT_PATHS,
   metricsHandler,
   openDeliveryQueue,
+  PartnerError,
   protectorFor,
   RequestLogWriter,
   queryTimeoutsOf,
@@ -107,7 +109,8 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const id = newRequestId();
-    const body = JSON.stringify({ error: { code: 'invalid_request', message: 'The HTTP request is malformed.' }, request_id: id });
+    // The envelope from the one error mapping; written by hand, since there is no response object here.
+    const body = JSON.stringify(errorBodyFor(new PartnerError('invalid_request', 'The HTTP request is malformed.'), id, []).body);
     socket.end(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
     );

@@ -1,10 +1,12 @@
 import type { Database, Sql } from '@lop/db';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
-import type { RateLimitPolicy } from './auth/guard';
 import type { StreamWriteGate } from './events/write-gate';
 import type { DataProtector } from './security/protector';
 import type { DestinationPolicy } from './webhooks/destination-guard';
+
+/** Budgets a procedure can spend from; each is counted per (API client, environment), shared by all its keys. */
+export type RateLimitPolicy = 'create_order' | 'webhook_operations';
 
 /** Per-request context shared by the REST facade and the console's tRPC endpoint. */
 export interface RequestContext {
@@ -47,8 +49,4 @@ export interface RequestContext {
   identified: { caller?: Caller };
   /** Status and headers a procedure asks the transport to send (e.g. 201, Retry-After). */
   response: { status?: number; headers: Record<string, string> };
-}
-
-export interface AuthedContext extends RequestContext {
-  caller: Caller;
 }

@@ -3,24 +3,31 @@ import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { guard, type GuardRules } from './auth/guard';
 import type { Scope } from './auth/scopes';
-import type { RequestContext } from './context';
+import type { RateLimitPolicy, RequestContext } from './context';
 import { errorBodyFor } from './http/error-response';
 import { ERROR_CODES, type ErrorCode } from './http/errors';
 
+/** A partner procedure's contract, stated once: the guard, REST, the OpenAPI document and the console's route table all read it. */
 export interface ProcedureMeta extends OpenApiMeta {
   /** The status a successful call answers with, when not 200; also written into the OpenAPI document. */
   successStatus?: number;
-  /** Scope required by the procedure, shown in the OpenAPI document. */
+  /** Scope the key must carry (`none`: any valid, active key); the guard checks it and the OpenAPI document shows it. */
   scope?: Scope | 'none';
   /** Error codes this route can answer besides the universal ones (400, 401, 403, 500, 503). */
   errors?: ErrorCode[];
   /** The success body's media type when it is not the JSON envelope (the FHIR view); errors keep the envelope. */
   responseContentType?: string;
   /**
-   * The route spends a rate budget (its guard rule `rateLimit`), so its answers carry the RateLimit-*
-   * headers. A 429 alone does not say so: the write gate's 429 (too_many_concurrent_writes) carries Retry-After only.
+   * The budget one call spends (the guard's rate limit), so its answers carry the RateLimit-* headers
+   * (`x-spends-rate-budget` in the OpenAPI document). A 429 alone does not say so: the write gate's
+   * 429 (too_many_concurrent_writes) carries Retry-After only.
    */
-  spendsRateBudget?: boolean;
+  rateBudget?: RateLimitPolicy;
+}
+
+/** The meta a partner procedure is built from: its scope is required (`none` says so outright); tRPC's meta type must keep it optional for trpc-to-openapi. */
+export interface PartnerProcedureMeta extends ProcedureMeta {
+  scope: Scope | 'none';
 }
 
 const t = initTRPC
@@ -45,15 +52,17 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
-/** No key needed (only the description document uses this). */
-export const publicProcedure = t.procedure;
-
-/** A valid, active key; no particular scope (health, sandbox fixtures and scenarios). */
-export const keyProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { caller: await guard(ctx, {}) } }));
+/** What the guard enforces for a procedure, read from its meta. */
+function guardRulesOf(meta: PartnerProcedureMeta): GuardRules {
+  return { scope: meta.scope === 'none' ? undefined : meta.scope, rateLimit: meta.rateBudget };
+}
 
 /**
- * A valid key carrying `scope`; the guard (authentication, door, scope, rate limit) runs before the
- * input is read. One middleware, not several: every tRPC middleware level copies the call's options and context.
+ * A partner procedure with `meta` as its contract: the guard (authentication, door, scope, rate
+ * limit) runs before the input is read, with the scope and budget the meta states. One middleware,
+ * not several: every tRPC middleware level copies the call's options and context.
  */
-export const scopedProcedure = (scope: Scope, rules: Omit<GuardRules, 'scope'> = {}) =>
-  t.procedure.use(async ({ ctx, next }) => next({ ctx: { caller: await guard(ctx, { ...rules, scope }) } }));
+export function partnerProcedure(meta: PartnerProcedureMeta) {
+  const rules = guardRulesOf(meta);
+  return t.procedure.meta(meta).use(async ({ ctx, next }) => next({ ctx: { caller: await guard(ctx, rules) } }));
+}

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { createOpenApiNodeHttpHandler, normalizePath } from 'trpc-to-openapi';
 import { errorBodyFor, partnerRouter, type ErrorResponse, type RequestContext } from '@lop/domain';
 import { decodePathParams, partnerRoutes, queryRefusal } from './partner-routes';
-import { logIfUnexpected, sendError } from './send-error';
+import { logIfUnexpected, PROCEDURE_FAILURE_CONTENT_TYPE, sendError, writeErrorEnvelope } from './send-error';
 import { requestIdOf } from './request-id';
 
 /** Wraps tRPC's caller so each procedure gets its path parameters decoded (decodePathParams). */
@@ -54,13 +54,12 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
  * request log's capture) sees the envelope the partner gets.
  */
 function answerWithEnvelope(res: Response, failure: ErrorResponse): void {
-  const end = res.end.bind(res) as (...args: unknown[]) => Response;
-  (res as unknown as { end: (...args: unknown[]) => Response }).end = (chunk?: unknown, ...rest: unknown[]) => {
-    if (!res.headersSent) {
-      res.statusCode = failure.status;
-      for (const [name, value] of Object.entries(failure.headers)) res.setHeader(name, value);
-      return end(JSON.stringify(failure.body), ...rest.filter((a) => typeof a === 'function'));
-    }
-    return end(chunk, ...rest);
+  const end = res.end;
+  (res as unknown as { end: (...args: unknown[]) => Response }).end = (...args: unknown[]) => {
+    // Put back first: the envelope's write then goes through whatever wrapped `end` before.
+    res.end = end;
+    if (res.headersSent) return end.apply(res, args as never);
+    writeErrorEnvelope(res, failure, PROCEDURE_FAILURE_CONTENT_TYPE);
+    return res;
   };
 }

@@ -1,9 +1,10 @@
 /**
  * The partner REST route behind each tRPC procedure the console calls, so every console action
  * can be shown (and copied) as the request a partner's own code would send. The browser bundle
- * cannot import the router itself (it is server code); rest-routes.test.ts checks this table
- * against the procedures' OpenAPI metadata, so it cannot drift from the API.
+ * cannot import the router itself (it is server code): the tables come from its meta, generated
+ * into rest-routes.generated.ts (`npm run console:routes`; the drift check keeps them current).
  */
+import { GENERATED_CONSOLE_PROCEDURE_SCOPES, GENERATED_REST_ROUTES } from './rest-routes.generated';
 
 export const PARTNER_BASE_PATH = '/api/public/partner';
 
@@ -36,55 +37,16 @@ export type ProcedureScope =
   | 'results:read'
   | 'events:read';
 
-export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
-  'health.get': { method: 'GET', path: '/v1/health', successStatus: 200, scope: 'none' },
-  'lab.get': { method: 'GET', path: '/v1/lab', successStatus: 200, scope: 'catalog:read' },
-  'locations.list': { method: 'GET', path: '/v1/locations', successStatus: 200, scope: 'serviceability:read' },
-  'programs.list': { method: 'GET', path: '/v1/programs', successStatus: 200, scope: 'programs:read' },
-  'programs.get': { method: 'GET', path: '/v1/programs/{programId}', successStatus: 200, scope: 'programs:read' },
-  'programs.catalog': { method: 'GET', path: '/v1/programs/{programId}/catalog', successStatus: 200, scope: 'catalog:read' },
-  'programs.requirements': { method: 'GET', path: '/v1/programs/{programId}/requirements', successStatus: 200, scope: 'catalog:read' },
-  'serviceability.check': { method: 'POST', path: '/v1/serviceability', successStatus: 200, scope: 'serviceability:read' },
-  'subjects.put': { method: 'PUT', path: '/v1/subjects/{externalSubjectId}', successStatus: 200, scope: 'subjects:write' },
-  'orders.create': { method: 'POST', path: '/v1/orders', successStatus: 201, scope: 'orders:write' },
-  'orders.get': { method: 'GET', path: '/v1/orders/{orderId}', successStatus: 200, scope: 'orders:read' },
-  'orders.cancel': { method: 'POST', path: '/v1/orders/{orderId}/cancel', successStatus: 200, scope: 'orders:cancel' },
-  'orders.exceptions': { method: 'GET', path: '/v1/orders/{orderId}/exceptions', successStatus: 200, scope: 'orders:read' },
-  'results.list': { method: 'GET', path: '/v1/orders/{orderId}/results', successStatus: 200, scope: 'results:read' },
-  'results.get': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}', successStatus: 200, scope: 'results:read' },
-  'results.fhir': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/fhir', successStatus: 200, scope: 'results:read', responseContentType: 'application/fhir+json; fhirVersion=4.0' },
-  'results.report': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report', successStatus: 200, scope: 'results:read' },
-  'results.reportDocument': { method: 'GET', path: '/v1/orders/{orderId}/results/{resultId}/report/document', successStatus: 200, scope: 'results:read' },
-  'events.list': { method: 'GET', path: '/v1/events', successStatus: 200, scope: 'events:read' },
-  'sandbox.orderFixtures': { method: 'GET', path: '/v1/sandbox/order-fixtures', successStatus: 200, scope: 'none' },
-  'sandbox.scenarios': { method: 'GET', path: '/v1/sandbox/scenarios', successStatus: 200, scope: 'none' },
-  'sandbox.simulate': { method: 'POST', path: '/v1/sandbox/orders/{orderId}/simulate', successStatus: 200, scope: 'orders:write' },
-  'sandbox.requestLog': { method: 'GET', path: '/v1/sandbox/request-log', successStatus: 200, scope: 'events:read' },
-};
+/** The partner REST route behind each procedure that has one. */
+export const REST_ROUTES: Readonly<Record<string, RestRoute>> = GENERATED_REST_ROUTES;
 
 /** Scopes of the console-only procedures (tRPC, no REST route). */
-export const CONSOLE_PROCEDURE_SCOPES: Readonly<Record<string, ProcedureScope>> = {
-  'console.session': 'none',
-  'console.orders': 'orders:read',
-  'console.orderScenarios': 'orders:read',
-  'console.eventDeliveries': 'events:read',
-  'console.requestLogEntry': 'events:read',
-  'console.webhooks.list': 'events:read',
-  'console.webhooks.create': 'events:read',
-  'console.webhooks.update': 'events:read',
-  'console.webhooks.rotateSecret': 'events:read',
-  'console.webhooks.disable': 'events:read',
-  'console.webhooks.sendTest': 'events:read',
-  'console.webhooks.deliveries': 'events:read',
-  'console.webhooks.resend': 'events:read',
-  'console.webhooks.retryNow': 'events:read',
-  'console.webhooks.recover': 'events:read',
-};
+export const CONSOLE_PROCEDURE_SCOPES: Readonly<Record<string, ProcedureScope>> = GENERATED_CONSOLE_PROCEDURE_SCOPES;
 
-/** The scope a procedure needs, from the same tables the contract test checks. */
+/** The scope a procedure needs, as its meta states it. */
 export function scopeOf(procedure: string): ProcedureScope {
   const scope = REST_ROUTES[procedure]?.scope ?? CONSOLE_PROCEDURE_SCOPES[procedure];
-  if (!scope) throw new Error(`no scope known for ${procedure}: add it to rest-routes.ts`);
+  if (!scope) throw new Error(`no scope known for ${procedure}: run \`npm run console:routes\``);
   return scope;
 }
 

@@ -1,10 +1,7 @@
-import type { RequestContext } from '../context';
+import type { RateLimitPolicy, RequestContext } from '../context';
 import { PartnerError } from '../http/errors';
 import { authenticate, requireScope, type Caller } from './authenticate';
 import type { Scope } from './scopes';
-
-/** Budgets a procedure can spend from; each is counted per (API client, environment), shared by all its keys. */
-export type RateLimitPolicy = 'create_order' | 'webhook_operations';
 
 export interface GuardRules {
   /** Scope the key must carry; none for health, fixtures and scenarios. */

@@ -65,7 +65,7 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
       for (const [status, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) responses[String(status)] = errorResponseObject(list);
       operation.responses = responses;
       // Read (and removed) by polishDocument.
-      if (meta.spendsRateBudget) operation['x-spends-rate-budget'] = true;
+      if (meta.rateBudget) operation['x-spends-rate-budget'] = true;
       if (meta.scope && meta.scope !== 'none') {
         operation['x-required-scope'] = meta.scope;
         operation.description = `${operation.description ?? ''}\n\nRequired scope: \`${meta.scope}\`.`.trim();

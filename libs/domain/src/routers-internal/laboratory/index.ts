@@ -39,8 +39,6 @@ export const laboratoryRouter = internalRouter({
   exceptions: internalRouter({ list: listExceptions, open: openException, resolve: resolveException }),
 });
 
-export type LaboratoryRouter = typeof laboratoryRouter;
-
 /** A direct, in-process caller of the laboratory operations. */
 export function laboratoryCaller(context: OperatorContext) {
   return createOperatorCallerFactory(laboratoryRouter)(context);

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { consoleWebhookEndpointSchema } from '../../console/console.schemas';
 import { envelopeOf } from '../../http/envelope';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
 // No `openapi` meta: the sandbox console reaches this over tRPC only; it is not a partner REST route.
 // Webhooks deliver events: the same scope as reading the event stream.
-export const disableWebhookEndpointMeta: ProcedureMeta = { scope: 'events:read' };
+export const disableWebhookEndpointMeta: PartnerProcedureMeta = { scope: 'events:read' };
 export const disableWebhookEndpointInput = strictInput({ subscription_id: z.uuid() });
 export const disableWebhookEndpointOutput = envelopeOf(consoleWebhookEndpointSchema);

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { consoleEventDeliveriesSchema } from '../../console/console.schemas';
 import { envelopeOf } from '../../http/envelope';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
 // No `openapi` meta: the sandbox console reaches this over tRPC only; it is not a partner REST route.
-export const listEventDeliveriesMeta: ProcedureMeta = { scope: 'events:read' };
+export const listEventDeliveriesMeta: PartnerProcedureMeta = { scope: 'events:read' };
 export const listEventDeliveriesInput = strictInput({
   event_ids: z.array(z.uuid()).max(100),
 });

@@ -1,11 +1,10 @@
 import { listConsoleOrders } from '../../console/order-list';
 import { ok } from '../../http/envelope';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { listConsoleOrdersInput, listConsoleOrdersMeta, listConsoleOrdersOutput } from './list-orders.types';
 
 /** The caller's orders, newest first (sandbox console only). */
-export const listOrders = scopedProcedure('orders:read')
-  .meta(listConsoleOrdersMeta)
+export const listOrders = partnerProcedure(listConsoleOrdersMeta)
   .input(listConsoleOrdersInput)
   .output(listConsoleOrdersOutput)
   .query(async ({ ctx, input }) => {

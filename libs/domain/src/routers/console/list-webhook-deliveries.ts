@@ -1,11 +1,10 @@
 import { listWebhookDeliveries as listDeliveries } from '../../console/webhooks';
 import { ok } from '../../http/envelope';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { listWebhookDeliveriesInput, listWebhookDeliveriesMeta, listWebhookDeliveriesOutput } from './list-webhook-deliveries.types';
 
 /** A sandbox endpoint's delivery log, newest first: per attempt the request headers and body, the response status and first 2 KB, duration and next attempt time. (sandbox console only) */
-export const listWebhookDeliveries = scopedProcedure('events:read')
-  .meta(listWebhookDeliveriesMeta)
+export const listWebhookDeliveries = partnerProcedure(listWebhookDeliveriesMeta)
   .input(listWebhookDeliveriesInput)
   .output(listWebhookDeliveriesOutput)
   .query(async ({ ctx, input }) => ok(ctx, await listDeliveries(ctx.db, ctx.caller, input)));

@@ -1,10 +1,9 @@
 import { readEvents } from '../../events/stream';
 import { ok } from '../../http/envelope';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { listEventsInput, listEventsMeta, listEventsOutput } from './list-events.types';
 
-export const listEvents = scopedProcedure('events:read')
-  .meta(listEventsMeta)
+export const listEvents = partnerProcedure(listEventsMeta)
   .input(listEventsInput)
   .output(listEventsOutput)
   .query(async ({ ctx, input }) => {

@@ -3,9 +3,9 @@ import { oneLineCharacters, queryInteger, strictInput } from '../../common-schem
 import { eventPageSchema } from '../../events/events.schemas';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../../events/stream';
 import { envelopeOf } from '../../http/envelope';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listEventsMeta: ProcedureMeta = {
+export const listEventsMeta: PartnerProcedureMeta = {
   scope: 'events:read',
   openapi: {
     method: 'GET',

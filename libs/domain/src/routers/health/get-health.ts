@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { SERVICE_VERSION } from '../../versions';
-import { keyProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getHealthInput, getHealthMeta, getHealthOutput } from './get-health.types';
 
-export const getHealth = keyProcedure
-  .meta(getHealthMeta)
+export const getHealth = partnerProcedure(getHealthMeta)
   .input(getHealthInput)
   .output(getHealthOutput)
   .query(({ ctx }) =>

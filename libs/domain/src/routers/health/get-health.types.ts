@@ -1,9 +1,9 @@
 import { envelopeOf } from '../../http/envelope';
 import { strictInput } from '../../common-schemas';
 import { healthSchema } from '../../health/health.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getHealthMeta: ProcedureMeta = {
+export const getHealthMeta: PartnerProcedureMeta = {
   scope: 'none',
   openapi: {
     method: 'GET',

@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { listServiceableLocations } from '../../locations/locations';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { listLocationsInput, listLocationsMeta, listLocationsOutput } from './list-locations.types';
 
-export const listLocations = scopedProcedure('serviceability:read')
-  .meta(listLocationsMeta)
+export const listLocations = partnerProcedure(listLocationsMeta)
   .input(listLocationsInput)
   .output(listLocationsOutput)
   .query(async ({ ctx }) => ok(ctx, await listServiceableLocations(ctx.db, ctx.caller), null));

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { locationSchema } from '../../locations/locations.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listLocationsMeta: ProcedureMeta = {
+export const listLocationsMeta: PartnerProcedureMeta = {
   scope: 'serviceability:read',
   openapi: {
     method: 'GET',

@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { orderSchema } from '../../orders/orders.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const cancelOrderMeta: ProcedureMeta = {
+export const cancelOrderMeta: PartnerProcedureMeta = {
   scope: 'orders:cancel',
   errors: ['not_found', 'conflict', 'rate_limited'],
   openapi: {

@@ -4,7 +4,7 @@ import { LIMITS } from '../../limits';
 import { runIdempotently } from '../../orders/idempotency';
 import { createOrder as create } from '../../orders/orders';
 import type { Order } from '../../orders/orders.schemas';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { createOrderInput, createOrderMeta, createOrderOutput } from './create-order.types';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -32,8 +32,7 @@ function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>
   return key;
 }
 
-export const createOrder = scopedProcedure('orders:write', { rateLimit: 'create_order' })
-  .meta(createOrderMeta)
+export const createOrder = partnerProcedure(createOrderMeta)
   .input(createOrderInput)
   .output(createOrderOutput)
   .mutation(async ({ ctx, input }) => {

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { envelopeOf } from '../../http/envelope';
 import { LIMITS } from '../../limits';
 import { createOrderBodySchema, orderSchema } from '../../orders/orders.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const createOrderMeta: ProcedureMeta = {
+export const createOrderMeta: PartnerProcedureMeta = {
   scope: 'orders:write',
   successStatus: 201,
   errors: ['conflict', 'not_orderable', 'rate_limited'],
-  spendsRateBudget: true,
+  rateBudget: 'create_order',
   openapi: {
     method: 'POST',
     path: '/v1/orders',

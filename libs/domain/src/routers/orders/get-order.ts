@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { getOrder as get } from '../../orders/orders';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getOrderInput, getOrderMeta, getOrderOutput } from './get-order.types';
 
-export const getOrder = scopedProcedure('orders:read')
-  .meta(getOrderMeta)
+export const getOrder = partnerProcedure(getOrderMeta)
   .input(getOrderInput)
   .output(getOrderOutput)
   .query(async ({ ctx, input }) => ok(ctx, await get(ctx.db, ctx.caller, input.orderId)));

@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { orderSchema } from '../../orders/orders.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getOrderMeta: ProcedureMeta = {
+export const getOrderMeta: PartnerProcedureMeta = {
   scope: 'orders:read',
   errors: ['not_found'],
   openapi: { method: 'GET', path: '/v1/orders/{orderId}', tags: ['Orders'], summary: 'Read an order', description: 'The order with its requisition, accession, specimens and transmission. Orders of other clients or environments are 404.' },

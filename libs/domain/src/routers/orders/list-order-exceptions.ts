@@ -1,10 +1,9 @@
 import { listOrderExceptions as list } from '../../exceptions/exceptions';
 import { ok } from '../../http/envelope';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { listOrderExceptionsInput, listOrderExceptionsMeta, listOrderExceptionsOutput } from './list-order-exceptions.types';
 
-export const listOrderExceptions = scopedProcedure('orders:read')
-  .meta(listOrderExceptionsMeta)
+export const listOrderExceptions = partnerProcedure(listOrderExceptionsMeta)
   .input(listOrderExceptionsInput)
   .output(listOrderExceptionsOutput)
   .query(async ({ ctx, input }) => ok(ctx, await list(ctx.db, ctx.caller, input.orderId)));

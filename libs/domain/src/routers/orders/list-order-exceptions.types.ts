@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { orderExceptionsSchema } from '../../exceptions/exceptions.schemas';
 import { envelopeOf } from '../../http/envelope';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listOrderExceptionsMeta: ProcedureMeta = {
+export const listOrderExceptionsMeta: PartnerProcedureMeta = {
   scope: 'orders:read',
   errors: ['not_found'],
   openapi: {

@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { programSchema } from '../../programs/programs.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getProgramMeta: ProcedureMeta = {
+export const getProgramMeta: PartnerProcedureMeta = {
   scope: 'programs:read',
   errors: ['not_found'],
   openapi: {

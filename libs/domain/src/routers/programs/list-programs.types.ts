@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { programSchema } from '../../programs/programs.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listProgramsMeta: ProcedureMeta = {
+export const listProgramsMeta: PartnerProcedureMeta = {
   scope: 'programs:read',
   openapi: {
     method: 'GET',

@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { getReportDocument as get } from '../../results/reports';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getReportDocumentInput, getReportDocumentMeta, getReportDocumentOutput } from './get-report-document.types';
 
-export const getReportDocument = scopedProcedure('results:read')
-  .meta(getReportDocumentMeta)
+export const getReportDocument = partnerProcedure(getReportDocumentMeta)
   .input(getReportDocumentInput)
   .output(getReportDocumentOutput)
   .query(async ({ ctx, input }) => {

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { reportDocumentSchema } from '../../results/results.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getReportDocumentMeta: ProcedureMeta = {
+export const getReportDocumentMeta: PartnerProcedureMeta = {
   scope: 'results:read',
   errors: ['not_found', 'report_not_modeled'],
   openapi: {

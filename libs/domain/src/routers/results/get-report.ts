@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { getReportAvailability } from '../../results/reports';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getReportInput, getReportMeta, getReportOutput } from './get-report.types';
 
-export const getReport = scopedProcedure('results:read')
-  .meta(getReportMeta)
+export const getReport = partnerProcedure(getReportMeta)
   .input(getReportInput)
   .output(getReportOutput)
   .query(async ({ ctx, input }) => {

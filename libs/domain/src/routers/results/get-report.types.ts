@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { reportAvailabilitySchema } from '../../results/results.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getReportMeta: ProcedureMeta = {
+export const getReportMeta: PartnerProcedureMeta = {
   scope: 'results:read',
   errors: ['not_found', 'report_not_modeled'],
   openapi: {

@@ -1,14 +1,13 @@
 import { getResultFhir as get } from '../../results/fhir';
 import { FHIR_CONTENT_TYPE } from '../../results/fhir.schemas';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getResultFhirInput, getResultFhirMeta, getResultFhirOutput } from './get-result-fhir.types';
 
 /**
  * The FHIR resource itself, not the envelope: on REST with FHIR's media type (errors keep the
  * envelope). The console's tRPC door carries the same Bundle inside tRPC's own JSON answer.
  */
-export const getResultFhir = scopedProcedure('results:read')
-  .meta(getResultFhirMeta)
+export const getResultFhir = partnerProcedure(getResultFhirMeta)
   .input(getResultFhirInput)
   .output(getResultFhirOutput)
   .query(async ({ ctx, input }) => {

@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { synchronousFirst } from '../../http/envelope';
 import { fhirBundleSchema, FHIR_CONTENT_TYPE } from '../../results/fhir.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getResultFhirMeta: ProcedureMeta = {
+export const getResultFhirMeta: PartnerProcedureMeta = {
   scope: 'results:read',
   errors: ['not_found'],
   responseContentType: FHIR_CONTENT_TYPE,

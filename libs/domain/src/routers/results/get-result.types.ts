@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { resultVersionSchema } from '../../results/results.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getResultMeta: ProcedureMeta = {
+export const getResultMeta: PartnerProcedureMeta = {
   scope: 'results:read',
   errors: ['not_found'],
   openapi: {

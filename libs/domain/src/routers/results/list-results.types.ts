@@ -1,9 +1,9 @@
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { resultCollectionSchema } from '../../results/results.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listResultsMeta: ProcedureMeta = {
+export const listResultsMeta: PartnerProcedureMeta = {
   scope: 'results:read',
   errors: ['not_found'],
   openapi: {

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { orderFixtureSchema } from '../../sandbox/sandbox.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listOrderFixturesMeta: ProcedureMeta = {
+export const listOrderFixturesMeta: PartnerProcedureMeta = {
   scope: 'none',
   openapi: {
     method: 'GET',

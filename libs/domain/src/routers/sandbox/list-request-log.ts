@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { listRequestLog as list } from '../../request-log/request-log';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { listRequestLogInput, listRequestLogMeta, listRequestLogOutput } from './list-request-log.types';
 
-export const listRequestLog = scopedProcedure('events:read')
-  .meta(listRequestLogMeta)
+export const listRequestLog = partnerProcedure(listRequestLogMeta)
   .input(listRequestLogInput)
   .output(listRequestLogOutput)
   .query(async ({ ctx, input }) => {

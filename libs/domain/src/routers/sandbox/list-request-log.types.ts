@@ -3,9 +3,9 @@ import { oneLineCharacters, queryInteger, strictInput } from '../../common-schem
 import { envelopeOf } from '../../http/envelope';
 import { REQUEST_LOG_DEFAULT_LIMIT, REQUEST_LOG_MAX_LIMIT } from '../../request-log/request-log';
 import { requestLogPageSchema, statusClassSchema } from '../../request-log/request-log.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listRequestLogMeta: ProcedureMeta = {
+export const listRequestLogMeta: PartnerProcedureMeta = {
   scope: 'events:read',
   openapi: {
     method: 'GET',

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { scenarioSchema } from '../../sandbox/sandbox.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const listScenariosMeta: ProcedureMeta = {
+export const listScenariosMeta: PartnerProcedureMeta = {
   scope: 'none',
   openapi: {
     method: 'GET',

@@ -1,9 +1,9 @@
 import { pathId } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { simulateBodySchema, simulationResultSchema } from '../../sandbox/sandbox.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const simulateOrderMeta: ProcedureMeta = {
+export const simulateOrderMeta: PartnerProcedureMeta = {
   scope: 'orders:write',
   errors: ['not_found', 'simulation_not_allowed', 'rate_limited'],
   openapi: {

@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { checkServiceability as check } from '../../serviceability/serviceability';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { checkServiceabilityInput, checkServiceabilityMeta, checkServiceabilityOutput } from './check-serviceability.types';
 
-export const checkServiceability = scopedProcedure('serviceability:read')
-  .meta(checkServiceabilityMeta)
+export const checkServiceability = partnerProcedure(checkServiceabilityMeta)
   .input(checkServiceabilityInput)
   .output(checkServiceabilityOutput)
   .mutation(async ({ ctx, input }) => ok(ctx, await check(ctx.db, ctx.caller, input)));

@@ -3,9 +3,9 @@ import { strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { serviceabilitySchema } from '../../serviceability/serviceability.schemas';
 import { LIMITS } from '../../limits';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const checkServiceabilityMeta: ProcedureMeta = {
+export const checkServiceabilityMeta: PartnerProcedureMeta = {
   scope: 'serviceability:read',
   openapi: {
     method: 'POST',

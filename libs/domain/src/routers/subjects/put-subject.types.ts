@@ -2,9 +2,9 @@ import { strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { subjectLinkSchema } from '../../subjects/subjects.schemas';
 import { LIMITS } from '../../limits';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const putSubjectMeta: ProcedureMeta = {
+export const putSubjectMeta: PartnerProcedureMeta = {
   scope: 'subjects:write',
   openapi: {
     method: 'PUT',

@@ -3,11 +3,10 @@ import { notFound } from '../../http/errors';
 import { ok } from '../../http/envelope';
 import { getGrantedProgram } from '../../programs/programs';
 import { resolveRequirements } from '../../requirements/requirements';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getRequirementsInput, getRequirementsMeta, getRequirementsOutput } from './get-requirements.types';
 
-export const getRequirements = scopedProcedure('catalog:read')
-  .meta(getRequirementsMeta)
+export const getRequirements = partnerProcedure(getRequirementsMeta)
   .input(getRequirementsInput)
   .output(getRequirementsOutput)
   .query(async ({ ctx, input }) => {

@@ -1,10 +1,9 @@
 import { ok } from '../../http/envelope';
 import { getLaboratoryProfile } from '../../laboratory/laboratory';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getLabInput, getLabMeta, getLabOutput } from './get-lab.types';
 
-export const getLab = scopedProcedure('catalog:read')
-  .meta(getLabMeta)
+export const getLab = partnerProcedure(getLabMeta)
   .input(getLabInput)
   .output(getLabOutput)
   .query(async ({ ctx }) => ok(ctx, await getLaboratoryProfile(ctx.db, ctx.caller)));

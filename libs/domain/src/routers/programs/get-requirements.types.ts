@@ -3,9 +3,9 @@ import { pathId, strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { requirementsProfileSchema } from '../../requirements/requirements.schemas';
 import { LIMITS } from '../../limits';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getRequirementsMeta: ProcedureMeta = {
+export const getRequirementsMeta: PartnerProcedureMeta = {
   scope: 'catalog:read',
   errors: ['not_found'],
   openapi: {

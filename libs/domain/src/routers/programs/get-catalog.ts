@@ -1,11 +1,10 @@
 import { listActiveItems, toCatalogItem } from '../../catalog/catalog';
 import { ok } from '../../http/envelope';
 import { getGrantedProgram } from '../../programs/programs';
-import { scopedProcedure } from '../../trpc';
+import { partnerProcedure } from '../../trpc';
 import { getCatalogInput, getCatalogMeta, getCatalogOutput } from './get-catalog.types';
 
-export const getCatalog = scopedProcedure('catalog:read')
-  .meta(getCatalogMeta)
+export const getCatalog = partnerProcedure(getCatalogMeta)
   .input(getCatalogInput)
   .output(getCatalogOutput)
   .query(async ({ ctx, input }) => {

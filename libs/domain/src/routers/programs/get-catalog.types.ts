@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { catalogItemSchema } from '../../catalog/catalog.schemas';
 import { pathId, strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getCatalogMeta: ProcedureMeta = {
+export const getCatalogMeta: PartnerProcedureMeta = {
   scope: 'catalog:read',
   errors: ['not_found'],
   openapi: {

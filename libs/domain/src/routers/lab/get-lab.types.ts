@@ -1,9 +1,9 @@
 import { strictInput } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { laboratoryProfileSchema } from '../../laboratory/laboratory.schemas';
-import type { ProcedureMeta } from '../../trpc';
+import type { PartnerProcedureMeta } from '../../trpc';
 
-export const getLabMeta: ProcedureMeta = {
+export const getLabMeta: PartnerProcedureMeta = {
   scope: 'catalog:read',
   openapi: {
     method: 'GET',

@@ -1,0 +1,4 @@
+import { router } from '../../trpc';
+import { listLocations } from './list-locations';
+
+export const locationsRouter = router({ list: listLocations });
