@@ -5,7 +5,7 @@ import { getBody, getErrorFromUnknown, getQuery, normalizePath } from 'trpc-to-o
 import { errorBodyFor, type RequestContext } from '@lop/domain';
 import { decodePathParams, inputShapeOf, partnerRoutes, queryRefusal, type PartnerRoute } from './partner-routes';
 import { requestIdOf } from './request-id';
-import { logIfUnexpected, PROCEDURE_FAILURE_CONTENT_TYPE, writeErrorEnvelope } from './send-error';
+import { logIfUnexpected, writeErrorEnvelope } from './send-error';
 
 type Handler = (req: Request, res: Response, next: NextFunction) => unknown;
 type ErrorHandler = (error: unknown, req: Request, res: Response, next: NextFunction) => unknown;
@@ -166,7 +166,7 @@ async function dispatch({ route, params, search, req, res, asExpress }: Call, op
     const response = errorBodyFor(error, requestIdOf(res), route.pathParams);
     logIfUnexpected(options.logger, res, response, error);
     if (res.headersSent) return;
-    writeErrorEnvelope(res, response, PROCEDURE_FAILURE_CONTENT_TYPE);
+    writeErrorEnvelope(res, response);
   }
 }
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { createOpenApiNodeHttpHandler, normalizePath } from 'trpc-to-openapi';
 import { errorBodyFor, partnerRouter, type ErrorResponse, type RequestContext } from '@lop/domain';
 import { decodePathParams, partnerRoutes, queryRefusal } from './partner-routes';
-import { logIfUnexpected, PROCEDURE_FAILURE_CONTENT_TYPE, sendError, writeErrorEnvelope } from './send-error';
+import { logIfUnexpected, sendError, writeErrorEnvelope } from './send-error';
 import { requestIdOf } from './request-id';
 
 /** Wraps tRPC's caller so each procedure gets its path parameters decoded (decodePathParams). */
@@ -59,7 +59,7 @@ function answerWithEnvelope(res: Response, failure: ErrorResponse): void {
     // Put back first: the envelope's write then goes through whatever wrapped `end` before.
     res.end = end;
     if (res.headersSent) return end.apply(res, args as never);
-    writeErrorEnvelope(res, failure, PROCEDURE_FAILURE_CONTENT_TYPE);
+    writeErrorEnvelope(res, failure);
     return res;
   };
 }

@@ -4,25 +4,27 @@ import type { Logger } from 'pino';
 import { errorBodyFor, type ErrorResponse } from '@lop/domain';
 import { requestIdOf } from './request-id';
 
-/** The envelope's media type as express's `res.json` writes it: every failure but a procedure's. */
-const ENVELOPE_CONTENT_TYPE = 'application/json; charset=utf-8';
-
 /**
- * A procedure's failure keeps the media type trpc-to-openapi gave it when it wrote the envelope,
- * on both partner doors (partner-rest.ts, partner-dispatcher.ts answer alike).
+ * Where a failure is answered from: a procedure (either partner door), or the transport around
+ * it (authentication of the request, body parsing, unknown routes). Each keeps the header order it
+ * always had: a procedure's failure states its media type first and leaves the length to Node, as
+ * trpc-to-openapi wrote it; a transport failure states both after its own headers, as express's res.json did.
  */
-export const PROCEDURE_FAILURE_CONTENT_TYPE = 'application/json';
+export type FailureOrigin = 'procedure' | 'transport';
 
 /**
  * The one writer of the error envelope: status, the failure's own headers (Retry-After,
- * WWW-Authenticate), its media type and length, and the JSON body (none on a HEAD, as Node sends it).
+ * WWW-Authenticate), its media type, and the JSON body (none on a HEAD, as Node sends it).
  */
-export function writeErrorEnvelope(res: ServerResponse, response: ErrorResponse, contentType = ENVELOPE_CONTENT_TYPE): void {
+export function writeErrorEnvelope(res: ServerResponse, response: ErrorResponse, origin: FailureOrigin = 'transport'): void {
   const body = JSON.stringify(response.body);
   res.statusCode = response.status;
-  res.setHeader('Content-Type', contentType);
+  if (origin === 'procedure') res.setHeader('Content-Type', 'application/json');
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  if (origin === 'transport') {
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+  }
   res.end(body);
 }
 
