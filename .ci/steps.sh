@@ -19,9 +19,11 @@ use_local_postgres() {
 }
 
 # The TypeScript project references match the project graph (`nx sync` writes them; in CI Nx
-# skips that check before tasks, so it is made here), then every project's lint, typecheck and build.
+# skips that check before tasks, so it is made here), the import rules between and inside projects
+# (dependency-cruiser: no cycles, libs/domain's folder stack), then every project's lint, typecheck and build.
 checks() {
   npx nx sync:check
+  npm run lint:dependencies
   npx nx run-many -t lint typecheck build --outputStyle=static
 }
 
@@ -30,6 +32,7 @@ checks() {
 affected() {
   use_local_postgres
   npx nx sync:check
+  npm run lint:dependencies
   npx nx affected -t lint typecheck build test drift-check --base="${NX_BASE:?NX_BASE}" --head="${NX_HEAD:-HEAD}" --outputStyle=static
 }
 

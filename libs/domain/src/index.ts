@@ -32,6 +32,7 @@ export * from './events/write-gate';
 export * from './events/stream';
 export * from './exceptions/exceptions.schemas';
 export * from './exceptions/exceptions';
+export * from './orders/order-exceptions';
 export * from './results/results.schemas';
 export * from './results/results';
 export * from './results/reports';

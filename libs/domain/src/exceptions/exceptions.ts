@@ -1,7 +1,5 @@
 import { desc, eq } from 'drizzle-orm';
 import { orderExceptions, type Database } from '@lop/db';
-import type { Caller } from '../auth/authenticate';
-import { findOrderForCaller } from '../orders/orders';
 import type { ExceptionCategory, OrderException, OrderExceptions } from './exceptions.schemas';
 
 export type ExceptionRow = typeof orderExceptions.$inferSelect;
@@ -37,10 +35,4 @@ export function toOrderExceptions(orderId: string, rows: ExceptionRow[]): OrderE
     action_required: exceptions.some((e) => e.status === 'open' && e.owner_role === 'partner'),
     exceptions,
   };
-}
-
-/** GET /v1/orders/{orderId}/exceptions: 404 for an order the caller cannot see. */
-export async function listOrderExceptions(db: Database, caller: Caller, orderId: string): Promise<OrderExceptions> {
-  const order = await findOrderForCaller(db, caller, orderId);
-  return toOrderExceptions(order.id, await exceptionRowsOf(db, order.id));
 }

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { listOrderExceptions } from '../exceptions/exceptions';
+import { listOrderExceptions } from '../orders/order-exceptions';
 import { openException, resolveException, listOperatorExceptions } from './exceptions';
 import { driveTo, newOrder, openTestDatabase, snapshot } from './test-support';
 import type { Caller } from '../auth/authenticate';

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../auth/authenticate';
-import { listOrderExceptions } from '../exceptions/exceptions';
+import { listOrderExceptions } from '../orders/order-exceptions';
 import type { OrderRow } from '../orders/order-resource';
 import { acceptOrder } from './acceptance';
 import { cancelByLaboratory } from './cancellation';

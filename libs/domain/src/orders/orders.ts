@@ -5,7 +5,7 @@ import { findActiveItem } from '../catalog/catalog';
 import { appendEvents } from '../events/append';
 import { conflict, notFound, PartnerError, type ErrorDetail } from '../http/errors';
 import { getGrantedProgram, orderProgramGranted } from '../programs/programs';
-import { checkOrderAgainstRequirements } from '../requirements/order-check';
+import { checkOrderAgainstRequirements } from './order-check';
 import { resolveRequirements } from '../requirements/requirements';
 import type { DataProtector } from '../security/protector';
 import { isSubjectLinked } from '../subjects/subjects';

@@ -5,7 +5,7 @@ import type { Caller } from '../auth/authenticate';
 import type { CatalogItemRow } from '../catalog/catalog';
 import type { CreateOrderBody } from '../orders/orders.schemas';
 import type { ProgramRow } from '../programs/programs';
-import { checkOrderAgainstRequirements } from '../requirements/order-check';
+import { checkOrderAgainstRequirements } from '../orders/order-check';
 import { resolveRequirements, type ResolvedRequirements } from '../requirements/requirements';
 import type { AoeQuestion, RequirementsProfile } from '../requirements/requirements.schemas';
 import { SANDBOX_SUBJECT_ID } from '../subjects/subjects';

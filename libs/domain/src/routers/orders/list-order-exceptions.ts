@@ -1,4 +1,4 @@
-import { listOrderExceptions as list } from '../../exceptions/exceptions';
+import { listOrderExceptions as list } from '../../orders/order-exceptions';
 import { ok } from '../../http/envelope';
 import { partnerProcedure } from '../../trpc';
 import { listOrderExceptionsInput, listOrderExceptionsMeta, listOrderExceptionsOutput } from './list-order-exceptions.types';

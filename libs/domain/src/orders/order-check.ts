@@ -1,7 +1,7 @@
 import type { ErrorDetail } from '../http/errors';
-import type { CreateOrderBody } from '../orders/orders.schemas';
-import type { AoeQuestion } from './requirements.schemas';
-import type { ResolvedRequirements } from './requirements';
+import type { CreateOrderBody } from './orders.schemas';
+import type { AoeQuestion } from '../requirements/requirements.schemas';
+import type { ResolvedRequirements } from '../requirements/requirements';
 
 /**
  * What an order lacks against its requirements profile. This is the same profile
