@@ -42,7 +42,7 @@ const DOMAIN_STACK = [
   'control-plane',
   // Transport: the request context, the guard and the procedure builder, then the procedures.
   'context.ts',
-  'guard',
+  'guard.ts',
   'trpc.ts',
   'routers',
   'routers-internal',

@@ -79,7 +79,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
   const identifiedHolder = requestLog ? requestLogCapture(requestLog) : undefined;
-  // One context for both doors: the core's guard (auth/guard.ts) applies every protection from it.
+  // One context for both doors: the core's guard (libs/domain/src/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
     door,
     spendRateLimit: spenderFor(req, res),

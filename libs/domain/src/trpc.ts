@@ -1,7 +1,7 @@
 import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { guard, type GuardRules } from './auth/guard';
+import { guard, type GuardRules } from './guard';
 import type { Scope } from './auth/scopes';
 import type { RateLimitPolicy, RequestContext } from './context';
 import { errorBodyFor } from './http/error-response';

@@ -69,7 +69,7 @@ const REFUSALS: Record<RateLimitPolicy, string> = {
 type WithSubject = Request & { [kSubject]?: string };
 
 /**
- * The transport half of the core's rate limit (libs/domain auth/guard.ts decides when a call
+ * The transport half of the core's rate limit (libs/domain guard.ts decides when a call
  * spends, and from which (client, environment)'s budget): express-rate-limit counts in PostgreSQL and writes the
  * RateLimit-* headers, Retry-After and the 429 on whichever door the call came through.
  */
