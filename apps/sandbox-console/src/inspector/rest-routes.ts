@@ -1,14 +1,11 @@
+import { PARTNER_BASE_PATH, type ProcedureScope } from '@lop/contract';
+
 /**
  * The partner REST route behind each tRPC procedure the console calls, so every console action
  * can be shown (and copied) as the request a partner's own code would send. The browser bundle
  * cannot import the router itself (it is server code); rest-routes.test.ts checks this table
  * against the procedures' OpenAPI metadata, so it cannot drift from the API.
  */
-
-export const PARTNER_BASE_PATH = '/api/public/partner';
-
-/** The partner API version (the /v1 of every route; docs/versioning.md), not the service build health reports. */
-export const PARTNER_API_VERSION = 'v1';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -23,18 +20,6 @@ export interface RestRoute {
   /** REST's media type for a success that is not the JSON envelope (the FHIR view). */
   responseContentType?: string;
 }
-
-export type ProcedureScope =
-  | 'none'
-  | 'catalog:read'
-  | 'serviceability:read'
-  | 'programs:read'
-  | 'subjects:write'
-  | 'orders:write'
-  | 'orders:read'
-  | 'orders:cancel'
-  | 'results:read'
-  | 'events:read';
 
 export const REST_ROUTES: Readonly<Record<string, RestRoute>> = {
   'health.get': { method: 'GET', path: '/v1/health', successStatus: 200, scope: 'none' },
