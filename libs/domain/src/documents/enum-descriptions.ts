@@ -4,10 +4,10 @@ import { partnerCanCancel } from '../orders/lifecycle';
 
 /**
  * What each value of an enumeration means, written next to the documents rather than into the
- * schemas, so the schema files stay about validation. Read by both document builders, the
- * OpenAPI document (`description` + `x-enumDescriptions`) and the AsyncAPI document, and by the
- * partner docs; it sits in neither builder's folder so the two import it, not each other. Where a value's meaning is
- * already a table in code (lifecycle, exception categories) it is derived from that table.
+ * schemas, so the schema files stay about validation. Read by both document builders (OpenAPI:
+ * `description` + `x-enumDescriptions`; AsyncAPI) and by the partner docs; it sits in neither
+ * builder's folder, so they import it rather than each other. Where a value's meaning is already
+ * a table in code (lifecycle, exception categories) it is derived from that table.
  */
 export interface EnumDocumentation {
   description: string;
