@@ -35,6 +35,14 @@ export default [
     },
   },
   {
+    // The console bundles the contract for the browser: no Node built-ins in it (its tsconfig has no Node types either).
+    files: ['libs/contract/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: '@lop/contract runs in the browser: no Node built-ins (take a function from the caller, as the signer takes its HMAC).' }] }],
+      'no-restricted-globals': ['error', { name: 'Buffer', message: '@lop/contract runs in the browser: use Uint8Array, btoa or TextEncoder.' }],
+    },
+  },
+  {
     // The browser bundle takes only types from the server side (the tRPC router's type); values
     // it shares with the API (event types, lifecycle values, paths) come from @lop/contract.
     files: ['apps/sandbox-console/src/**/*.ts', 'apps/sandbox-console/src/**/*.tsx'],
