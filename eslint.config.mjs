@@ -16,24 +16,35 @@ export default [
     // Source code only: root-level config files (vitest.config.ts) may import the shared config.
     files: ['**/src/**/*.ts', '**/src/**/*.tsx'],
     rules: {
-      // Dependencies point one way: apps → domain → db; tools may use everything.
+      // Dependencies point one way: apps → domain → db, and every layer may read the published
+      // vocabulary (contract), which depends on nothing of ours; tools may use everything.
       '@nx/enforce-module-boundaries': [
         'error',
         {
           enforceBuildableLibDependency: false,
           allow: [],
           depConstraints: [
-            { sourceTag: 'type:db', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:db'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:db'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:app', 'type:domain', 'type:db'] },
+            { sourceTag: 'type:contract', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'type:db', onlyDependOnLibsWithTags: ['type:contract'] },
+            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:db', 'type:contract'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:db', 'type:contract'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:app', 'type:domain', 'type:db', 'type:contract'] },
           ],
         },
       ],
     },
   },
   {
-    // The browser bundle takes only types from the server side (the tRPC router's type).
+    // The console bundles the contract for the browser: no Node built-ins in it (its tsconfig has no Node types either).
+    files: ['libs/contract/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: '@lop/contract runs in the browser: no Node built-ins (take a function from the caller, as the signer takes its HMAC).' }] }],
+      'no-restricted-globals': ['error', { name: 'Buffer', message: '@lop/contract runs in the browser: use Uint8Array, btoa or TextEncoder.' }],
+    },
+  },
+  {
+    // The browser bundle takes only types from the server side (the tRPC router's type); values
+    // it shares with the API (event types, lifecycle values, paths) come from @lop/contract.
     files: ['apps/sandbox-console/src/**/*.ts', 'apps/sandbox-console/src/**/*.tsx'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [

@@ -1,4 +1,4 @@
-// Bundles the CLI into one file with every dependency inlined (commander, openapi-fetch), so the
+// Bundles the CLI into one file with every dependency inlined (commander, openapi-fetch, @lop/contract), so the
 // package `npm pack` makes installs and runs with nothing else: no dependencies, no build step.
 // Usage: node apps/partner-cli/scripts/bundle.mjs <outfile.mjs>  (relative to the working directory)
 import { resolve } from 'node:path';

@@ -1,3 +1,4 @@
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import createClient from 'openapi-fetch';
 import type { components, paths } from './generated/partner-api';
 
@@ -11,8 +12,7 @@ export type Schemas = components['schemas'];
 export type PartnerEvent = Schemas['Event'];
 export type EventType = Schemas['EventType'];
 
-export const BASE_PATH = '/api/public/partner';
-export const DEFAULT_BASE_URL = `http://127.0.0.1:3000${BASE_PATH}`;
+export const DEFAULT_BASE_URL = `http://127.0.0.1:3000${PARTNER_BASE_PATH}`;
 
 /** Each call gives up after this long (the listener's own forwarding has its own timeout). */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -71,11 +71,11 @@ export function normaliseBaseUrl(text: string): { baseUrl: string; origin: strin
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the base URL must be http:// or https://, got ${text}`);
   if (url.search || url.hash) throw new UsageError(`the base URL takes no query or fragment: ${text}`);
   let path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
-  if (path === '') path = BASE_PATH;
-  if (!path.endsWith(BASE_PATH)) throw new UsageError(`the base URL must be {origin}${BASE_PATH} (the spec's {base_url}), got ${text}`);
+  if (path === '') path = PARTNER_BASE_PATH;
+  if (!path.endsWith(PARTNER_BASE_PATH)) throw new UsageError(`the base URL must be {origin}${PARTNER_BASE_PATH} (the spec's {base_url}), got ${text}`);
   // The generated paths carry the base path, so the client's own base is what precedes it.
-  const origin = `${url.origin}${path.slice(0, -BASE_PATH.length)}`;
-  return { baseUrl: `${origin}${BASE_PATH}`, origin };
+  const origin = `${url.origin}${path.slice(0, -PARTNER_BASE_PATH.length)}`;
+  return { baseUrl: `${origin}${PARTNER_BASE_PATH}`, origin };
 }
 
 export function createApi(options: { apiKey: string; baseUrl: string }): Api {

@@ -1,38 +1,20 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
+import { deliveryHeaders } from '@lop/contract';
 
 /**
  * One delivery to the local handler, built as the service's delivery worker builds it
- * (docs/webhooks.md § A delivery): the same headers, `v1=` + hex HMAC-SHA256 of
- * `timestamp + "." + body`, a new x-partner-delivery-id per attempt, 10 seconds per attempt,
- * redirects not followed. Only the secret is the listener's own.
+ * (docs/webhooks.md § A delivery): the same headers and signature (@lop/contract), a new
+ * x-partner-delivery-id per attempt, 10 seconds per attempt, redirects not followed. Only the
+ * secret is the listener's own.
  */
 
-/** The payload's API version (x-partner-api-version). */
-export const WEBHOOK_API_VERSION = 'v1';
 /** The service's per-attempt limit. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
-/** Sent by the service's worker; a handler that checks it sees no difference. */
-const USER_AGENT = 'partner-service-webhooks/1';
 
-/** `whsec_` + 32 random bytes, the format of the service's own signing secrets. */
-export function generateSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
-}
-
-export function signedHeaders(secret: string, body: string, timestamp: number, eventId: string, deliveryId: string): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    'user-agent': USER_AGENT,
-    'x-partner-signature': `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`,
-    'x-partner-timestamp': String(timestamp),
-    'x-partner-event-id': eventId,
-    'x-partner-delivery-id': deliveryId,
-    'x-partner-api-version': WEBHOOK_API_VERSION,
-  };
-}
+const hmacSha256Hex = (key: string, message: string) => createHmac('sha256', key).update(message).digest('hex');
 
 export interface AttemptOutcome {
   /** The handler's status code, or null when none came back. */
@@ -50,7 +32,7 @@ export class InterruptedError extends Error {
 /** One POST of the exact body; never throws for the handler's answer, only when interrupted. */
 export async function attempt(url: URL, secret: string, body: string, eventId: string, signal: AbortSignal): Promise<AttemptOutcome> {
   const deliveryId = randomUUID();
-  const headers = signedHeaders(secret, body, Math.floor(Date.now() / 1000), eventId, deliveryId);
+  const headers = deliveryHeaders(hmacSha256Hex, { secret, body, timestamp: Math.floor(Date.now() / 1000), eventId, deliveryId });
   const began = performance.now();
   const done = (status: number | null, error: string | null): AttemptOutcome => ({ status, error, durationMs: Math.round(performance.now() - began), deliveryId });
   if (signal.aborted) throw new InterruptedError();

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningSecret } from './forward';
+import { generateSigningSecret } from '@lop/contract';
 
 /**
  * The signing secret `lop listen` and `lop events resend` use for each forward URL, kept between

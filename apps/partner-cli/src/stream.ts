@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from '@lop/contract';
 import { ApiError, must, toApiError, UnreachableError, UsageError, type Api, type EventType, type PartnerEvent } from './api';
 import { sleep } from './forward';
 import { clock, type Output } from './output';
@@ -17,21 +18,6 @@ export interface StreamPage {
 
 /** The API's maximum page size (docs/events.md); used to reach the end of the stream quickly. */
 export const MAX_PAGE = 500;
-
-/** The nine types (spec § Events); `satisfies` keeps the list in step with the generated types. */
-export const EVENT_TYPES = [
-  'order.created',
-  'order.updated',
-  'order.cancelled',
-  'specimen.updated',
-  'result.partial',
-  'result.final',
-  'result.corrected',
-  'result.critical',
-  'integration.action_required',
-] as const satisfies readonly EventType[];
-// And the other way round: a type added to the API fails this line until it is listed above.
-const _everyType: Record<EventType, true> = Object.fromEntries(EVENT_TYPES.map((type) => [type, true])) as Record<(typeof EVENT_TYPES)[number], true>;
 
 /** One page of GET /v1/events after `cursor`, with each event's source text. */
 export async function readPage(api: Api, cursor: string | undefined, limit: number): Promise<StreamPage> {

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { EVENT_TYPES as API_EVENT_TYPES, PARTNER_API_VERSION as API_VERSION, partnerRouter } from '@lop/domain';
-import { EVENT_TYPES } from '../src/event-types';
-import { inputFromRestPath, PARTNER_API_VERSION, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
+import { EVENT_TYPES, PARTNER_API_VERSION } from '@lop/contract';
+import { inputFromRestPath, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
 
 describe('the REST routes the request inspector shows', () => {
   it('are exactly the OpenAPI routes of the partner procedures (method, path, success status)', () => {

@@ -13,7 +13,7 @@ export * from './routers';
 export * from './versions';
 export * from './openapi/document';
 export * from './openapi/polish';
-export * from './openapi/enum-descriptions';
+export * from './documents/enum-descriptions';
 export * from './asyncapi/document';
 export * from './control-plane/control-plane';
 export * from './control-plane/demo-seed';

@@ -1,3 +1,4 @@
+import { PARTNER_API_VERSION } from '@lop/contract';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
 import type { Session } from '../App';
@@ -11,7 +12,6 @@ import { OverviewPage } from '../pages/OverviewPage';
 import { WebhookEndpointPage } from '../pages/WebhookEndpointPage';
 import { WebhooksPage } from '../pages/WebhooksPage';
 import { href, useRoute, type Route } from '../routing';
-import { PARTNER_API_VERSION } from '../inspector/rest-routes';
 import { useKeySession } from '../capabilities';
 import { relativeTime } from '../format';
 import { keyHint } from '../session';

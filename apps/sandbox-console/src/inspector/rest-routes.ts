@@ -1,3 +1,5 @@
+import { PARTNER_BASE_PATH, type ProcedureScope } from '@lop/contract';
+
 /**
  * The partner REST route behind each tRPC procedure the console calls, so every console action
  * can be shown (and copied) as the request a partner's own code would send. The browser bundle
@@ -5,11 +7,6 @@
  * into rest-routes.generated.ts (`npm run console:routes`; the drift check keeps them current).
  */
 import { GENERATED_CONSOLE_PROCEDURE_SCOPES, GENERATED_REST_ROUTES } from './rest-routes.generated';
-
-export const PARTNER_BASE_PATH = '/api/public/partner';
-
-/** The partner API version (the /v1 of every route; docs/versioning.md), not the service build health reports. */
-export const PARTNER_API_VERSION = 'v1';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -24,18 +21,6 @@ export interface RestRoute {
   /** REST's media type for a success that is not the JSON envelope (the FHIR view). */
   responseContentType?: string;
 }
-
-export type ProcedureScope =
-  | 'none'
-  | 'catalog:read'
-  | 'serviceability:read'
-  | 'programs:read'
-  | 'subjects:write'
-  | 'orders:write'
-  | 'orders:read'
-  | 'orders:cancel'
-  | 'results:read'
-  | 'events:read';
 
 /** The partner REST route behind each procedure that has one. */
 export const REST_ROUTES: Readonly<Record<string, RestRoute>> = GENERATED_REST_ROUTES;

@@ -1,9 +1,9 @@
+import { EVENT_TYPES } from '@lop/contract';
 import { useId, useState } from 'react';
 import { EventTimeline } from '../components/EventTimeline';
 import { ErrorNotice, Loading } from '../components/states';
 import { useEventStream } from '../event-stream';
 import { formatClock } from '../format';
-import { EVENT_TYPES } from '../event-types';
 import { useLatestCall } from '../inspector/call-log';
 import { Inspector } from '../components/Inspector';
 

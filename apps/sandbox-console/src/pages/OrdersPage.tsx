@@ -1,3 +1,4 @@
+import { LIFECYCLES, type Lifecycle } from '@lop/contract';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { useCapability } from '../capabilities';
@@ -6,9 +7,6 @@ import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { formatTime } from '../format';
 import { href } from '../routing';
 import { useTRPC } from '../trpc';
-
-const LIFECYCLES = ['pending', 'active', 'resulted', 'completed', 'cancelled', 'failed'] as const;
-type Lifecycle = (typeof LIFECYCLES)[number];
 
 export function OrdersPage() {
   const trpc = useTRPC();

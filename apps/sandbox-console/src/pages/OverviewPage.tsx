@@ -1,4 +1,4 @@
-import { PARTNER_API_VERSION } from '../inspector/rest-routes';
+import { PARTNER_API_VERSION } from '@lop/contract';
 import { useQuery } from '@tanstack/react-query';
 import { useKeySession } from '../capabilities';
 import { CopyButton } from '../components/CopyButton';

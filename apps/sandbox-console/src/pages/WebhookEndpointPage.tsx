@@ -1,10 +1,10 @@
+import { EVENT_TYPES, type EventType } from '@lop/contract';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { useCapability } from '../capabilities';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { AttemptDetail, DeliveryStatusBadge, type WebhookDelivery } from '../components/WebhookDelivery';
-import { EVENT_TYPES, type EventType } from '../event-types';
 import { formatTime, relativeTime } from '../format';
 import { useLatestCall } from '../inspector/call-log';
 import { href } from '../routing';

@@ -1,9 +1,9 @@
+import { EVENT_TYPES, type EventType } from '@lop/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { useCapability } from '../capabilities';
 import { CopyButton } from '../components/CopyButton';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
-import { EVENT_TYPES, type EventType } from '../event-types';
 import { formatTime } from '../format';
 import { href, navigate } from '../routing';
 import { isFinal, useTRPC, type Outputs } from '../trpc';

@@ -1,11 +1,21 @@
+import {
+  EVENT_PAYLOAD_VERSION,
+  EVENT_TYPES,
+  PARTNER_API_VERSION,
+  RETRY_AFTER_MAX_SECONDS,
+  SIGNATURE_TOLERANCE_SECONDS,
+  SPEC_RETRY_DELAYS_SECONDS,
+  TEST_DELIVERY_HEADER,
+  type EventType,
+} from '@lop/contract';
 import { z } from 'zod';
-import { EVENT_TYPES, eventSchema, type EventType, type PartnerEvent } from '../events/events.schemas';
-import { ENUM_DOCUMENTATION } from '../openapi/enum-descriptions';
-import { classifyStatus, RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '../webhooks/retry-policy';
-import { EVENT_PAYLOAD_VERSION, PARTNER_API_VERSION } from '../versions';
-import { deliveryHeaders, SIGNATURE_TOLERANCE_SECONDS, TEST_DELIVERY_HEADER } from '../webhooks/signature';
+import { ENUM_DOCUMENTATION } from '../documents/enum-descriptions';
+import { eventSchema, type PartnerEvent } from '../events/events.schemas';
+import { classifyStatus } from '../webhooks/retry-policy';
+import { deliveryHeaders } from '../webhooks/signature';
 
-export const ASYNCAPI_PATH = '/api/public/partner-asyncapi';
+// Where this document is served is published vocabulary (@lop/contract).
+export { ASYNCAPI_PATH } from '@lop/contract';
 
 type Json = Record<string, any>;
 

@@ -1,24 +1,7 @@
-import { z } from 'zod';
+import { SCOPES, type Scope } from '@lop/contract';
 
-/** The spec's scopes, in the spec's order. */
-export const SCOPES = [
-  'catalog:read',
-  'serviceability:read',
-  'programs:read',
-  'subjects:write',
-  'orders:write',
-  'orders:read',
-  'orders:cancel',
-  'results:read',
-  'events:read',
-] as const;
-
-export const scopeSchema = z.enum(SCOPES);
-export type Scope = z.infer<typeof scopeSchema>;
-
-export const ENVIRONMENTS = ['sandbox', 'production'] as const;
-export const environmentSchema = z.enum(ENVIRONMENTS).meta({ id: 'Environment', description: 'sandbox or production' });
-export type Environment = z.infer<typeof environmentSchema>;
+// The scope and environment names are published vocabulary (@lop/contract); re-exported for the domain's modules.
+export { ENVIRONMENTS, environmentSchema, SCOPES, scopeSchema, type Environment, type Scope } from '@lop/contract';
 
 /** Parses a comma list of scopes, or `all`. */
 export function parseScopeList(text: string): Scope[] {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 import { z } from 'zod';
 import { DEFAULT_IDEMPOTENCY_WAIT_SECONDS } from '../orders/idempotency';
 import { DataProtector, loadOrCreateMasterKey } from '../security/protector';
@@ -9,11 +10,11 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.ur
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const optionalUrl = z.url().optional();
-const DEFAULT_RETRY_DELAYS = '60,300,1800,7200,43200,86400';
+const DEFAULT_RETRY_DELAYS = SPEC_RETRY_DELAYS_SECONDS.join(',');
 // Exactly six delays: with the first attempt that makes the spec's seven attempts in total.
 const retryDelaysText = z
   .string()
-  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?){5}\s*$/, 'must be six comma-separated delays in seconds, e.g. 60,300,1800,7200,43200,86400')
+  .regex(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?){5}\s*$/, `must be six comma-separated delays in seconds, e.g. ${DEFAULT_RETRY_DELAYS}`)
   .transform((v) => v.split(',').map(Number))
   .refine((delays) => delays.every((d) => d <= 7 * 86_400), 'each delay must be at most 7 days (604800 seconds)');
 
@@ -39,7 +40,7 @@ const configSchema = z.object({
   // Webhook delivery (spec § Delivery and retry); shorter values exist for tests and local work.
   PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: retryDelaysText.prefault(DEFAULT_RETRY_DELAYS),
   PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(10).default(10),
-  PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().min(0).max(3600).default(3600),
+  PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().min(0).max(RETRY_AFTER_MAX_SECONDS).default(RETRY_AFTER_MAX_SECONDS),
   PARTNER_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   // Attempts one API client may have in flight per environment in one worker process (at most 8,
   // pg-boss's limit per group): its backlog or slow endpoints hold no more of the capacity than this.

@@ -1,22 +1,9 @@
+import { environmentSchema, eventTypeSchema, lifecycleSchema, nextActionSchema } from '@lop/contract';
 import { z } from 'zod';
-import { environmentSchema } from '../auth/scopes';
 import { timestampSchema } from '../common-schemas';
-import { lifecycleSchema, nextActionSchema } from '../orders/lifecycle';
 
-/** Exactly the spec's nine event types, no others. */
-export const EVENT_TYPES = [
-  'order.created',
-  'order.updated',
-  'order.cancelled',
-  'specimen.updated',
-  'result.partial',
-  'result.final',
-  'result.corrected',
-  'result.critical',
-  'integration.action_required',
-] as const;
-export const eventTypeSchema = z.enum(EVENT_TYPES).meta({ id: 'EventType' });
-export type EventType = z.infer<typeof eventTypeSchema>;
+// The nine event types are published vocabulary (@lop/contract); re-exported for the domain's modules.
+export { EVENT_TYPES, eventTypeSchema, type EventType } from '@lop/contract';
 
 /**
  * The allow-list of `data` keys (spec § Events). Strict: an extra key fails validation, so

@@ -1,27 +1,34 @@
+import { ERROR_CODES as PUBLISHED_ERROR_CODES, type ErrorCode } from '@lop/contract';
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
-/**
- * Every failure a partner can see, with its HTTP status. One table, so the REST layer,
- * the tRPC layer and the OpenAPI document can never disagree.
- */
-export const ERROR_CODES = {
-  invalid_request: { status: 400, trpc: 'BAD_REQUEST', description: 'The request is malformed: bad JSON, a missing, unknown, too long or ill-typed field, or a bad query parameter.' },
-  unauthorized: { status: 401, trpc: 'UNAUTHORIZED', description: 'The API key is missing, malformed, unknown, revoked or expired.' },
-  forbidden: { status: 403, trpc: 'FORBIDDEN', description: 'The API key is valid but lacks the scope this endpoint needs.' },
-  not_found: { status: 404, trpc: 'NOT_FOUND', description: 'No such route, or no such resource for this key (unknown, ungranted, another tenant or environment, malformed id, unreleased result).' },
-  report_not_modeled: { status: 404, trpc: 'NOT_FOUND', description: 'The result is released but the laboratory supplied no canonical report document; no report is fabricated.' },
-  conflict: { status: 409, trpc: 'CONFLICT', description: 'The request conflicts with current state; details[0].issue names which conflict.' },
-  payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE', description: 'The request body is larger than the service accepts.' },
-  unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', description: 'Request bodies must be JSON (Content-Type: application/json).' },
-  not_orderable: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', description: 'The program, test or subject is not orderable; details list what is missing.' },
-  simulation_not_allowed: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', description: 'Simulation needs a sandbox key, a synthetic order, and an order in the state the next step of the scenario needs; details[0].issue says which.' },
-  rate_limited: { status: 429, trpc: 'TOO_MANY_REQUESTS', description: 'Too many requests; retry after the number of seconds in Retry-After.' },
-  internal_error: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', description: 'An unexpected error; it is logged with the request_id.' },
-  unavailable: { status: 503, trpc: 'SERVICE_UNAVAILABLE', description: 'The service cannot reach its database; retry after the number of seconds in Retry-After.' },
-} as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY; description: string }>;
+/** The tRPC code each published error travels as on the tRPC door (REST answers its HTTP status). */
+const TRPC_CODES = {
+  invalid_request: 'BAD_REQUEST',
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  not_found: 'NOT_FOUND',
+  report_not_modeled: 'NOT_FOUND',
+  conflict: 'CONFLICT',
+  payload_too_large: 'PAYLOAD_TOO_LARGE',
+  unsupported_media_type: 'UNSUPPORTED_MEDIA_TYPE',
+  not_orderable: 'UNPROCESSABLE_CONTENT',
+  simulation_not_allowed: 'UNPROCESSABLE_CONTENT',
+  rate_limited: 'TOO_MANY_REQUESTS',
+  internal_error: 'INTERNAL_SERVER_ERROR',
+  unavailable: 'SERVICE_UNAVAILABLE',
+} as const satisfies Record<ErrorCode, TRPC_ERROR_CODE_KEY>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/**
+ * Every failure a partner can see: its code, HTTP status and meaning as published
+ * (@lop/contract), with the tRPC code it travels as. One table, so the REST layer, the tRPC
+ * layer and the OpenAPI document can never disagree.
+ */
+export const ERROR_CODES = Object.fromEntries(
+  Object.entries(PUBLISHED_ERROR_CODES).map(([code, published]) => [code, { ...published, trpc: TRPC_CODES[code as ErrorCode] }]),
+) as { readonly [C in ErrorCode]: (typeof PUBLISHED_ERROR_CODES)[C] & { readonly trpc: (typeof TRPC_CODES)[C] } };
+
+export type { ErrorCode } from '@lop/contract';
 
 export interface ErrorDetail {
   field?: string;

@@ -1,3 +1,4 @@
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { acceptsRequestBody, forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { ERROR_CODES, type ErrorCode } from '../http/errors';
@@ -8,8 +9,8 @@ import { PARTNER_API_VERSION } from '../versions';
 import { errorResponseObject, polishDocument } from './polish';
 import { openApiWebhooks, WEBHOOKS_TAG } from './webhooks';
 
-export const PARTNER_BASE_PATH = '/api/public/partner';
-export const OPENAPI_PATH = '/api/public/partner-openapi';
+// Where the API and this document are served is published vocabulary (@lop/contract).
+export { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 
 export interface DocumentOptions {
   sandboxBaseUrl?: string;

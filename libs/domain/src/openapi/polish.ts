@@ -1,5 +1,5 @@
 import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../http/errors';
-import { ENUM_DOCUMENTATION } from './enum-descriptions';
+import { ENUM_DOCUMENTATION } from '../documents/enum-descriptions';
 
 /**
  * Tag descriptions, in the order a partner meets them. A tag used by an operation but missing

@@ -1,7 +1,6 @@
+import { EVENT_TYPES, SIGNATURE_TOLERANCE_SECONDS, TEST_DELIVERY_HEADER } from '@lop/contract';
 import { deliveryHeaderNames, HEADER_DESCRIPTIONS, retryText, sampleEvent } from '../asyncapi/document';
-import { EVENT_TYPES } from '../events/events.schemas';
-import { SIGNATURE_TOLERANCE_SECONDS, TEST_DELIVERY_HEADER } from '../webhooks/signature';
-import { ENUM_DOCUMENTATION } from './enum-descriptions';
+import { ENUM_DOCUMENTATION } from '../documents/enum-descriptions';
 
 type Json = Record<string, any>;
 

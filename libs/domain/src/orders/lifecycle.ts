@@ -1,48 +1,26 @@
-import { z } from 'zod';
+import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail, type NextAction } from '@lop/contract';
 
 /**
- * The order lifecycle (DESIGN §5). `lifecycle_detail` is the state; lifecycle and next_action
- * follow from it. Every change — partner cancel, laboratory operations, sandbox simulation —
- * goes through TRANSITIONS below; anything not listed is refused. No state is a dead end: every
- * state that is not closed (cancelled, or results released) has a way out — the laboratory
- * moves it on, or the partner may cancel it.
+ * The order lifecycle (DESIGN §5). The states and what each means for lifecycle and next_action
+ * are published vocabulary (@lop/contract, re-exported here for the domain's modules); how an
+ * order moves between them is this file's. Every change — partner cancel, laboratory operations,
+ * sandbox simulation — goes through TRANSITIONS below; anything not listed is refused. No state
+ * is a dead end: every state that is not closed (cancelled, or results released) has a way out —
+ * the laboratory moves it on, or the partner may cancel it.
  */
-export const LIFECYCLE_DETAILS = {
-  received: { lifecycle: 'pending', next_action: 'wait_for_laboratory' },
-  transmitted: { lifecycle: 'pending', next_action: 'wait_for_laboratory' },
-  // The laboratory's to retry (its exception is laboratory-owned and retryable); still not accepted.
-  transmission_failed: { lifecycle: 'pending', next_action: 'wait_for_laboratory' },
-  accepted: { lifecycle: 'active', next_action: 'collect_specimen' },
-  awaiting_collection: { lifecycle: 'active', next_action: 'collect_specimen' },
-  specimen_collected: { lifecycle: 'active', next_action: 'wait_for_results' },
-  in_transit: { lifecycle: 'active', next_action: 'wait_for_results' },
-  received_by_laboratory: { lifecycle: 'active', next_action: 'wait_for_results' },
-  in_testing: { lifecycle: 'active', next_action: 'wait_for_results' },
-  recollection_required: { lifecycle: 'active', next_action: 'recollect_specimen' },
-  partial_results: { lifecycle: 'resulted', next_action: 'read_results' },
-  final_results: { lifecycle: 'completed', next_action: 'read_results' },
-  corrected_results: { lifecycle: 'completed', next_action: 'read_results' },
-  cancelled_by_partner: { lifecycle: 'cancelled', next_action: 'none' },
-  cancelled_by_laboratory: { lifecycle: 'cancelled', next_action: 'none' },
-  // Final for this order: the partner reads why (order_rejected), and cancels it to close it.
-  rejected_by_laboratory: { lifecycle: 'failed', next_action: 'resolve_exception' },
-} as const;
-
-export type LifecycleDetail = keyof typeof LIFECYCLE_DETAILS;
-const DETAIL_VALUES = Object.keys(LIFECYCLE_DETAILS) as [LifecycleDetail, ...LifecycleDetail[]];
-
-export const lifecycleDetailSchema = z.enum(DETAIL_VALUES).meta({ id: 'LifecycleDetail', description: 'The precise state of the order.' });
-export const lifecycleSchema = z.enum(['pending', 'active', 'resulted', 'completed', 'cancelled', 'failed']).meta({ id: 'Lifecycle' });
-export const nextActionSchema = z
-  .enum(['wait_for_laboratory', 'collect_specimen', 'wait_for_results', 'recollect_specimen', 'read_results', 'none', 'resolve_exception', 'provide_information'])
-  .meta({ id: 'NextAction', description: 'What should happen next, and by whom.' });
-export type Lifecycle = z.infer<typeof lifecycleSchema>;
-export type NextAction = z.infer<typeof nextActionSchema>;
-
-export const requisitionStateSchema = z.enum(['not_issued', 'issued', 'cancelled']).meta({ id: 'RequisitionState' });
-export const specimenStatusSchema = z.enum(['collected', 'in_transit', 'received', 'accessioned', 'rejected']).meta({ id: 'SpecimenStatus' });
-export const transmissionStatusSchema = z.enum(['not_sent', 'sent', 'failed']).meta({ id: 'TransmissionStatus' });
-export const ackStatusSchema = z.enum(['not_requested', 'pending', 'accepted', 'rejected']).meta({ id: 'AckStatus' });
+export {
+  ackStatusSchema,
+  LIFECYCLE_DETAILS,
+  lifecycleDetailSchema,
+  lifecycleSchema,
+  nextActionSchema,
+  requisitionStateSchema,
+  specimenStatusSchema,
+  transmissionStatusSchema,
+  type Lifecycle,
+  type LifecycleDetail,
+  type NextAction,
+} from '@lop/contract';
 
 /** Operations that move an order, with the states they may start from and the state they lead to. */
 export const TRANSITIONS = {

@@ -20,8 +20,8 @@ export interface RetryPolicy {
   retryAfterMaxSeconds: number;
 }
 
-export const SPEC_RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 43_200, 86_400] as const;
-export const RETRY_AFTER_MAX_SECONDS = 3600;
+// The spec's schedule and Retry-After cap are published (@lop/contract); config defaults to them.
+export { RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 
 export const maxAttempts = (policy: RetryPolicy): number => policy.delaysSeconds.length + 1;
 

@@ -1,12 +1,13 @@
-import { EVENT_TYPES } from '../events/events.schemas';
+import { LIFECYCLE_DETAILS, type EventType, type LifecycleDetail } from '@lop/contract';
 import { EXCEPTION_CATEGORIES } from '../exceptions/exceptions.schemas';
-import { LIFECYCLE_DETAILS, partnerCanCancel, type LifecycleDetail } from '../orders/lifecycle';
+import { partnerCanCancel } from '../orders/lifecycle';
 
 /**
- * What each value of an enumeration means, written next to the document rather than into the
- * schemas, so the schema files stay about validation. Read by the OpenAPI document
- * (`description` + `x-enumDescriptions`) and by the partner docs. Where a value's meaning is
- * already a table in code (lifecycle, exception categories) it is derived from that table.
+ * What each value of an enumeration means, written next to the documents rather than into the
+ * schemas, so the schema files stay about validation. Read by both document builders (OpenAPI:
+ * `description` + `x-enumDescriptions`; AsyncAPI) and by the partner docs; it sits in neither
+ * builder's folder, so they import it rather than each other. Where a value's meaning is already
+ * a table in code (lifecycle, exception categories) it is derived from that table.
  */
 export interface EnumDocumentation {
   description: string;
@@ -27,7 +28,7 @@ const exceptionCategoryValues = Object.fromEntries(
   ]),
 );
 
-const EVENT_TYPE_MEANINGS: Record<(typeof EVENT_TYPES)[number], string> = {
+const EVENT_TYPE_MEANINGS: Record<EventType, string> = {
   'order.created': 'An order was created.',
   'order.updated':
     'The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing.',

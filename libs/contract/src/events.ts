@@ -1,4 +1,4 @@
-/** The partner event types, in the spec's order (contract/rest-routes.test.ts checks them against the API's). */
+/** Exactly the spec's nine event types, in the spec's order, no others. */
 export const EVENT_TYPES = [
   'order.created',
   'order.updated',
