@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClients, webhookDeliveries, webhookSubscriptions } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, createKey, DataProtector, lazyDeliveryQueue, revokeKey, webhookSettings, loadConfig, SCOPES } from '@lop/domain';
-import { startReceiver, verifyDelivery, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
+import { type Receiver, startReceiver, verifyDelivery } from '@lop/testing';
 import { expectFailure, expectUsageError } from './testing/expect-error';
 import { admin, adminWithEnvironment, newClientDirectly, openTestDatabase, seedDemoDirectly, testDatabaseUrl } from './testing/run-admin';
 

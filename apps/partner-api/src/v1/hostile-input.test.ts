@@ -4,7 +4,7 @@ import { connectDatabase, createTestDatabase, withDatabase, type TestDatabase } 
 import { connectFixtures, startAppOver, testDatabaseUrl, type CapturedLog, type TestApi, type TestResponse } from '../testing/harness';
 import { expectNothingInternal } from '../testing/expect-envelope';
 import { orderBody, ordersClient, startObservedApi } from '../testing/orders';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 
 /**
  * Issue 12 §2: bad input reaches PostgreSQL only as a 400. Each value here answered 500
