@@ -4,7 +4,7 @@ import { ConsoleShell } from './components/ConsoleShell';
 import { KeyForm } from './components/KeyForm';
 import { Loading } from './components/states';
 import { forgetKey, forgetKeyInOtherTabs, keyFromOtherTabs, shareKeyWithOtherTabs, sharesKey, storedKey, storeKey, type Session } from './session';
-import { createConsoleClient, describeError, isFinal, TRPCProvider, type ConsoleClient, type OnUnauthorized } from './trpc';
+import { createConsoleClient, describeError, isFinal, TRPCProvider, type OnUnauthorized } from './trpc';
 
 class ProductionKeyError extends Error {}
 
