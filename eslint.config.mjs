@@ -16,7 +16,7 @@ export default [
     // Source code only: root-level config files (vitest.config.ts) may import the shared config.
     files: ['**/src/**/*.ts', '**/src/**/*.tsx'],
     rules: {
-      // Dependencies point one way: apps → domain → db; tools may use everything.
+      // Dependencies point one way: apps → domain → db; tools may use everything; tests may use testing.
       '@nx/enforce-module-boundaries': [
         'error',
         {
@@ -25,8 +25,10 @@ export default [
           depConstraints: [
             { sourceTag: 'type:db', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:db'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:db'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:app', 'type:domain', 'type:db'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:db', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:app', 'type:domain', 'type:db', 'type:testing'] },
+            // Test builders: apps' and tools' tests use them (their production code may not: see below).
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:db'] },
           ],
         },
       ],
@@ -45,6 +47,15 @@ export default [
           ],
         },
       ],
+    },
+  },
+  {
+    // @lop/testing builds test tenants: test files and test harnesses may import it, production code never
+    // (the bench is a harness too: it measures deliveries against the test receiver).
+    files: ['**/*.ts', '**/*.tsx'],
+    ignores: ['**/*.test.ts', '**/*.test.tsx', '**/testing/**', '**/e2e/**', '**/vitest.config.ts', 'libs/testing/**', 'tools/bench/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: '@lop/testing', message: 'Test builders are for test files and test harnesses (**/*.test.ts, **/testing/**, **/e2e/**), not production code.' }] }],
     },
   },
 ];
