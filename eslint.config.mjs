@@ -17,7 +17,7 @@ export default [
     files: ['**/src/**/*.ts', '**/src/**/*.tsx'],
     rules: {
       // Dependencies point one way: apps → domain → db, and every layer may read the published
-      // vocabulary (contract), which depends on nothing of ours; tools may use everything.
+      // vocabulary (contract), which depends on nothing of ours; tools may use everything; tests may use testing.
       '@nx/enforce-module-boundaries': [
         'error',
         {
@@ -27,8 +27,10 @@ export default [
             { sourceTag: 'type:contract', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'type:db', onlyDependOnLibsWithTags: ['type:contract'] },
             { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:db', 'type:contract'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:db', 'type:contract'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:app', 'type:domain', 'type:db', 'type:contract'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:domain', 'type:db', 'type:contract', 'type:testing'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:app', 'type:domain', 'type:db', 'type:contract', 'type:testing'] },
+            // Test builders: apps' and tools' tests use them (their production code may not: see below).
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:db', 'type:contract'] },
           ],
         },
       ],
@@ -56,6 +58,15 @@ export default [
           ],
         },
       ],
+    },
+  },
+  {
+    // @lop/testing builds test tenants: test files and test harnesses may import it, production code never
+    // (the bench is a harness too: it measures deliveries against the test receiver).
+    files: ['**/*.ts', '**/*.tsx'],
+    ignores: ['**/*.test.ts', '**/*.test.tsx', '**/testing/**', '**/e2e/**', '**/vitest.config.ts', 'libs/testing/**', 'tools/bench/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: '@lop/testing', message: 'Test builders are for test files and test harnesses (**/*.test.ts, **/testing/**, **/e2e/**), not production code.' }] }],
     },
   },
 ];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admin, openTestDatabase, seedDemoDirectly } from './testing/run-admin';
+import { fixtures } from '@lop/testing';
+import { admin, openTestDatabase } from './testing/run-admin';
 import { expectFailure, expectUsageError } from './testing/expect-error';
 
 const database = openTestDatabase();
@@ -9,7 +10,7 @@ afterAll(() => database.close());
 let laboratoryId: string;
 
 beforeAll(async () => {
-  laboratoryId = (await seedDemoDirectly(database)).laboratory_id;
+  laboratoryId = (await fixtures(database.db).demo()).laboratory_id;
 });
 
 describe('admin clients', () => {

@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, createKey, SCOPES } from '@lop/domain';
-import { admin, newClientDirectly, openTestDatabase, seedDemoDirectly } from './testing/run-admin';
+import { fixtures } from '@lop/testing';
+import { admin, openTestDatabase } from './testing/run-admin';
 import { expectFailure, expectUsageError } from './testing/expect-error';
 
 const database = openTestDatabase();
+const f = fixtures(database.db);
 afterAll(() => database.close());
 
 let clientId: string;
 
 beforeAll(async () => {
-  const demo = await seedDemoDirectly(database);
-  clientId = await newClientDirectly(database, demo.laboratory_id, 'Key Test Health');
+  const demo = await f.demo();
+  clientId = (await f.client(demo.laboratory_id, 'Key Test Health')).client_id;
 });
 
 async function createKeyWithCli(...args: string[]) {

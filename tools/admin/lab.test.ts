@@ -1,44 +1,25 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { apiClients, catalogItems, laboratories, orders, programs } from '@lop/db';
+import { fixtures, unique } from '@lop/testing';
 import { admin, openTestDatabase } from './testing/run-admin';
 import { expectFailure, expectUsageError } from './testing/expect-error';
 
 const database = openTestDatabase();
 afterAll(() => database.close());
 
+const f = fixtures(database.db);
 const folder = mkdtempSync(join(tmpdir(), 'lab-cli-'));
-const unique = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
 
 /** A laboratory, client, program and test of its own, and one order in `received` (as a partner would have placed it) or the given state. */
 async function newOrder(lifecycleDetail = 'received'): Promise<string> {
-  const { db } = database;
-  const [lab] = await db.insert(laboratories).values({ displayName: unique('Lab'), legalName: 'Lab, Inc.', operatingName: 'Lab' }).returning();
-  const [client] = await db.insert(apiClients).values({ laboratoryId: lab.id, name: unique('Client') }).returning();
-  const [program] = await db.insert(programs).values({ laboratoryId: lab.id, environment: 'sandbox', name: unique('Program'), currency: 'USD', jurisdiction: 'US' }).returning();
-  const [item] = await db
-    .insert(catalogItems)
-    .values({ programId: program.id, labOrderableId: randomUUID(), labTestCode: 'T', code: 'T', description: 'T', externalCode: 'T', name: 'Lipid Panel', kind: 'panel', performingLaboratory: 'Central Lab', specimenType: 'serum', container: 'SST', minVolumeMl: 1 })
-    .returning();
-  const [order] = await db
-    .insert(orders)
-    .values({
-      laboratoryId: lab.id,
-      clientId: client.id,
-      environment: 'sandbox',
-      externalOrderId: unique('ext'),
-      programId: program.id,
-      itemId: item.id,
-      externalSubjectId: unique('subject'),
-      collection: 'in_person_draw',
-      synthetic: true,
-      lifecycleDetail,
-    })
-    .returning();
-  return order.id;
+  const laboratory = await f.laboratory();
+  const client = await f.client(laboratory.id);
+  const program = await f.program(laboratory.id);
+  const item = await f.item(program.id);
+  return (await f.order(client.client_id, program, item, { lifecycleDetail })).id;
 }
 
 function resultFile(body: unknown): string {

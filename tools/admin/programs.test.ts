@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoSeedResult } from '@lop/domain';
-import { admin, newClientDirectly, openTestDatabase, seedDemoDirectly } from './testing/run-admin';
+import { fixtures } from '@lop/testing';
+import { admin, openTestDatabase } from './testing/run-admin';
 import { expectFailure, expectUsageError } from './testing/expect-error';
 
 const database = openTestDatabase();
+const f = fixtures(database.db);
 afterAll(() => database.close());
 
 let demo: DemoSeedResult;
-const newClient = () => newClientDirectly(database, demo.laboratory_id, 'Grant Test Health');
+const newClient = async () => (await f.client(demo.laboratory_id, 'Grant Test Health')).client_id;
 
 async function grantedProgramIds(clientId: string, environment: string): Promise<string[]> {
   const rows = await database.sql<{ program_id: string }[]>`
@@ -16,7 +18,7 @@ async function grantedProgramIds(clientId: string, environment: string): Promise
 }
 
 beforeAll(async () => {
-  demo = await seedDemoDirectly(database);
+  demo = await f.demo();
 });
 
 describe('admin programs grant', () => {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { authenticate, bannerKeyFile, SCOPES } from '@lop/domain';
-import { adminWithEnvironment, testDatabaseUrl } from './testing/run-admin';
+import { testDatabaseUrl } from '@lop/testing';
+import { adminWithEnvironment } from './testing/run-admin';
 
 // A database and data folder of this file's own: the banner key is one per database, and another
 // file rotating it in the shared test database would pull it from under these assertions.

@@ -3,9 +3,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClients, webhookDeliveries, webhookSubscriptions } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, createKey, DataProtector, lazyDeliveryQueue, revokeKey, webhookSettings, loadConfig, SCOPES } from '@lop/domain';
-import { startReceiver, verifyDelivery, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
+import { fixtures, startReceiver, testDatabaseUrl, verifyDelivery, type Receiver } from '@lop/testing';
 import { expectFailure, expectUsageError } from './testing/expect-error';
-import { admin, adminWithEnvironment, newClientDirectly, openTestDatabase, seedDemoDirectly, testDatabaseUrl } from './testing/run-admin';
+import { admin, adminWithEnvironment, openTestDatabase } from './testing/run-admin';
 
 // The CLI processes inherit this environment: one encryption key, and local receivers allowed.
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
@@ -14,15 +14,16 @@ process.env.PARTNER_WEBHOOKS_ALLOW_LOOPBACK = 'true';
 process.env.PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS = '2';
 
 const database = openTestDatabase();
+const f = fixtures(database.db);
 let receiver: Receiver;
 let laboratoryId: string;
 let clientId: string;
 
 beforeAll(async () => {
   receiver = await startReceiver((request) => ({ status: request.path.startsWith('/gone') ? 410 : 200 }));
-  const demo = await seedDemoDirectly(database);
+  const demo = await f.demo();
   laboratoryId = demo.laboratory_id;
-  clientId = await newClientDirectly(database, laboratoryId, 'Webhook CLI Health');
+  clientId = (await f.client(laboratoryId, 'Webhook CLI Health')).client_id;
   await createKey(database.db, { clientId, environment: 'sandbox', scopes: [...SCOPES] });
 });
 afterAll(async () => {
@@ -114,13 +115,13 @@ describe('admin webhooks', () => {
   });
 
   it('refuses a client without an active key in the environment, and a disabled client', async () => {
-    const keyless = await newClientDirectly(database, laboratoryId, 'Keyless Health');
-    const revoked = await newClientDirectly(database, laboratoryId, 'Revoked Health');
+    const keyless = (await f.client(laboratoryId, 'Keyless Health')).client_id;
+    const revoked = (await f.client(laboratoryId, 'Revoked Health')).client_id;
     const key = await createKey(database.db, { clientId: revoked, environment: 'sandbox', scopes: ['events:read'] });
     await revokeKey(database.db, key.key_id);
-    const expired = await newClientDirectly(database, laboratoryId, 'Expired Health');
+    const expired = (await f.client(laboratoryId, 'Expired Health')).client_id;
     await createKey(database.db, { clientId: expired, environment: 'sandbox', scopes: ['events:read'], expiresAt: new Date(Date.now() - 60_000) });
-    const disabled = await newClientDirectly(database, laboratoryId, 'Disabled Health');
+    const disabled = (await f.client(laboratoryId, 'Disabled Health')).client_id;
     await createKey(database.db, { clientId: disabled, environment: 'sandbox', scopes: ['events:read'] });
     await database.db.update(apiClients).set({ status: 'disabled' }).where(eq(apiClients.id, disabled));
 
@@ -195,7 +196,7 @@ describe('admin webhooks', () => {
 
 describe('admin deliveries', () => {
   it('lists deliveries and dead letters, and replays a dead letter as a new auditable delivery', async () => {
-    const own = await newClientDirectly(database, laboratoryId, 'Deliveries CLI Health');
+    const own = (await f.client(laboratoryId, 'Deliveries CLI Health')).client_id;
     await createKey(database.db, { clientId: own, environment: 'sandbox', scopes: [...SCOPES] });
     const created = (await admin('webhooks', 'create', '--client', own, '--environment', 'sandbox', '--url', receiver.url('/replay'), '--events', 'all', '--json')).json();
 

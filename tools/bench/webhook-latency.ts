@@ -26,7 +26,7 @@ import {
   type EventDraft,
 } from '@lop/domain';
 import { startDeliveryWorker } from '@lop/delivery-worker';
-import { startReceiver } from '../../apps/delivery-worker/src/testing/receiver';
+import { startReceiver } from '@lop/testing';
 
 const { values } = parseArgs({
   options: {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const EVERYTHING = ['contract', 'db', 'delivery-worker', 'docs', 'domain', 'partner-api', 'partner-cli', 'sandbox-console', 'tools'];
+const EVERYTHING = ['admin-cli', 'contract', 'db', 'delivery-worker', 'docs', 'domain', 'partner-api', 'partner-cli', 'sandbox-console', 'testing', 'tools'];
 /** The published vocabulary stands on nothing of ours, so a change below it leaves it alone. */
 const ALL_BUT_CONTRACT = EVERYTHING.filter((project) => project !== 'contract');
 
@@ -23,7 +23,18 @@ const CASES: { change: string; affected: string[]; why: string }[] = [
   { change: 'apps/sandbox-console/src/App.tsx', affected: ['sandbox-console'], why: 'the console (its e2e suite lives in it) and nothing else' },
   { change: 'apps/sandbox-console/e2e/browser.ts', affected: ['sandbox-console'], why: 'the e2e that drives the console' },
   { change: 'docs/errors.md', affected: ['docs'], why: 'a page is checked by the drift check' },
-  { change: 'libs/domain/src/openapi/document.ts', affected: ['delivery-worker', 'docs', 'domain', 'partner-api', 'partner-cli', 'sandbox-console', 'tools'], why: 'the OpenAPI generator feeds the drift check' },
+  { change: 'libs/domain/src/openapi/document.ts', affected: EVERYTHING.filter((p) => p !== 'db'), why: 'the OpenAPI generator feeds the drift check' },
+  {
+    change: 'apps/partner-api/src/main.ts',
+    affected: ['docs', 'partner-api', 'partner-cli', 'sandbox-console', 'tools'],
+    why: "the CLI's tests start the API as a child process (an implicit dependency); the admin CLI's tests do not run",
+  },
+  { change: 'tools/admin/main.ts', affected: ['admin-cli', 'docs', 'tools'], why: "the admin CLI is a project of its own; tools' restart test runs it" },
+  {
+    change: 'libs/testing/src/tenant.ts',
+    affected: ['admin-cli', 'delivery-worker', 'docs', 'partner-api', 'partner-cli', 'sandbox-console', 'testing', 'tools'],
+    why: 'the test builders: every project whose tests use them, and what depends on those',
+  },
   { change: 'tools/openapi/write-openapi.ts', affected: ['docs', 'tools'], why: 'the document writer is the drift check' },
   { change: 'apps/partner-cli/src/main.ts', affected: ['docs', 'partner-cli', 'tools'], why: 'the CLI owns the generated client types the drift check compares' },
   { change: 'tsconfig.json', affected: EVERYTHING, why: 'the TypeScript solution file: it makes every typecheck a tsc --build of project references' },

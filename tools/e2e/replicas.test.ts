@@ -4,8 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, freePort } from '@lop/db';
 import { killAllApiProcesses, startApiProcess, type ApiProcess } from '../../apps/partner-api/src/testing/api-process';
-import { startReceiver, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
-import { newPartner, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, type Partner } from '../../apps/delivery-worker/src/testing/tenant';
+import { newPartner, type Partner, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl } from '@lop/testing';
 
 /**
  * Scale-out as DESIGN §1 describes it: two API processes and two delivery workers on one

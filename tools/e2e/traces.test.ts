@@ -15,8 +15,7 @@ import { loadConfig, PARTNER_BASE_PATH, startTelemetry, type Telemetry } from '@
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
 import { freePort } from '@lop/db';
-import { startReceiver, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
-import { eventually, newPartner, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig, type Partner } from '../../apps/delivery-worker/src/testing/tenant';
+import { eventually, newPartner, type Partner, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig } from '@lop/testing';
 
 /**
  * Traces (OpenTelemetry): off by default, and then nothing is registered at all; on, a create

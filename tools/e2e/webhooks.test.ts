@@ -4,8 +4,7 @@ import { connectDatabase } from '@lop/db';
 import { acceptOrder, loadConfig, PARTNER_BASE_PATH } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
-import { startReceiver, verifyDelivery, type Receiver } from '../../apps/delivery-worker/src/testing/receiver';
-import { newPartner, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig } from '../../apps/delivery-worker/src/testing/tenant';
+import { newPartner, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, verifyDelivery, workerConfig } from '@lop/testing';
 
 /**
  * The whole path as a partner sees it: orders placed and cancelled over the partner REST API,

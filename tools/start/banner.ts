@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { DatabaseLocation } from '@lop/db';
-import { OPENAPI_PATH, PARTNER_BASE_PATH, type BannerKeyStatus, type DemoBannerSeedResult } from '@lop/domain';
+import { bannerKeyNote, OPENAPI_PATH, PARTNER_BASE_PATH, type DemoBannerSeedResult } from '@lop/domain';
 
 /** The origin a person can paste into a browser: a wildcard listen address is reached over loopback. */
 function publicOrigin(apiUrl: string): string {
@@ -10,14 +10,6 @@ function publicOrigin(apiUrl: string): string {
 }
 
 /** What a newcomer needs to make the first call, printed once the service listens. */
-/** How the key came to be, so nobody wonders whether yesterday's still works. */
-export function keyNote(status: BannerKeyStatus, file: string): string {
-  const where = relative(process.cwd(), file) || file;
-  if (status === 'reused') return `all scopes; the same key as last start, kept in ${where}`;
-  if (status === 'replaced') return `all scopes; NEW: the previous banner key is revoked (its copy in ${where} was missing, or a new one was asked for)`;
-  return `all scopes; kept in ${where}, the same on every start`;
-}
-
 export function banner(input: { apiUrl: string; demo: DemoBannerSeedResult; database: DatabaseLocation; dataDir: string; consoleBuilt: boolean }): string {
   const { demo } = input;
   const origin = publicOrigin(input.apiUrl);
@@ -30,7 +22,7 @@ export function banner(input: { apiUrl: string; demo: DemoBannerSeedResult; data
     ['Sandbox console', `${origin}/console${input.consoleBuilt ? '' : '  (not built yet)'}`],
     ['Laboratory', demo.laboratory_id],
     ['API client', demo.client_id],
-    ['Sandbox key', `${demo.sandbox_key}  (${keyNote(demo.sandbox_key_status, demo.sandbox_key_file)})`],
+    ['Sandbox key', `${demo.sandbox_key}  (${bannerKeyNote(demo.sandbox_key_status, demo.sandbox_key_file)})`],
     ['Database', database],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));

@@ -2,8 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { attachDeliveryQueue, sendTestDelivery } from '@lop/domain';
-import { startReceiver, type Receiver } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, testProtector, workerConfig } from './testing/tenant';
+import { eventually, newPartner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'attempt-detail-test' });

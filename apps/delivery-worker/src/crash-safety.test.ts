@@ -5,8 +5,7 @@ import { asc, eq, sql as raw } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, openDeliveryQueue, webhookSettings, type DeliveryQueue, type EventDraft } from '@lop/domain';
-import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
+import { eventually, newPartner, type Partner, placeOrder, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, verifyDelivery, workerConfig } from '@lop/testing';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-crash-test' });

@@ -3,8 +3,7 @@ import { eq, sql as raw } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, cancelOrder, DataProtector, DeliveryQueueMissingError, laboratoryCaller, readEvents, type PartnerEvent } from '@lop/domain';
-import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig, type Partner } from './testing/tenant';
+import { eventually, newPartner, type Partner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, verifyDelivery, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-e2e-test' });

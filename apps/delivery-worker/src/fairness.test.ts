@@ -3,8 +3,7 @@ import { and, eq, sql as raw } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, createKey, createSubscription, disableSubscription, EVENT_TYPES, SCOPES, type EventDraft } from '@lop/domain';
-import { startReceiver, type Receiver } from './testing/receiver';
-import { eventually, newPartner, subscribe, testDatabaseUrl, testProtector, workerConfig, type Partner } from './testing/tenant';
+import { eventually, newPartner, type Partner, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 /**

@@ -2,8 +2,7 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { attachDeliveryQueue, DELIVERY_QUEUES } from '@lop/domain';
-import { startReceiver, type Receiver, type Reply } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig } from './testing/tenant';
+import { eventually, newPartner, placeOrder, type Receiver, type Reply, startReceiver, subscribe, testDatabaseUrl, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 /**

@@ -3,8 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { attachDeliveryQueue } from '@lop/domain';
-import { startReceiver, type Receiver } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, workerConfig } from './testing/tenant';
+import { eventually, newPartner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 /**

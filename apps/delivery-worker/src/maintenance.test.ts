@@ -4,7 +4,7 @@ import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, idempotencyKeys, webhookDeliveries, webhookDeliveryAttempts, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { DELIVERY_QUEUES, MAINTENANCE_CRON, MAINTENANCE_QUEUE } from '@lop/domain';
-import { eventually, newPartner, subscribe, testDatabaseUrl, workerConfig } from './testing/tenant';
+import { eventually, newPartner, subscribe, testDatabaseUrl, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 // A database of its own: the pass prunes whatever is old in it, and two workers share its schedule.

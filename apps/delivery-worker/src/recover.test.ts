@@ -3,8 +3,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries } from '@lop/db';
 import { appendEvents, attachDeliveryQueue, createCallerFactory, partnerRouter, StreamWriteGate, type EventDraft, type RequestContext } from '@lop/domain';
-import { startReceiver, type Receiver } from './testing/receiver';
-import { eventually, newPartner, subscribe, testDatabaseUrl, testProtector, workerConfig, type Partner } from './testing/tenant';
+import { eventually, newPartner, type Partner, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 /**

@@ -2,8 +2,7 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
 import { attachDeliveryQueue, disableSubscription, listDeliveries, replayDelivery, rotateSubscriptionSecret, type Resolver } from '@lop/domain';
-import { startReceiver, verifyDelivery, type Receiver, type ReceivedRequest, type Reply } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, testProtector, workerConfig, type Partner } from './testing/tenant';
+import { eventually, newPartner, type Partner, placeOrder, type ReceivedRequest, type Receiver, type Reply, startReceiver, subscribe, testDatabaseUrl, testProtector, verifyDelivery, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-retries-test' });

@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectDatabase, webhookDeliveries } from '@lop/db';
 import { attachDeliveryQueue, deliveryHeaderNames, eventDataSchema, eventSchema, getDelivery, listDeliveries, replayDelivery, sendTestDelivery, TEST_DELIVERY_HEADER } from '@lop/domain';
-import { startReceiver, verifyDelivery, type Receiver } from './testing/receiver';
-import { eventually, newPartner, placeOrder, subscribe, testDatabaseUrl, testProtector, workerConfig } from './testing/tenant';
+import { eventually, newPartner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, verifyDelivery, workerConfig } from '@lop/testing';
 import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
 
 /**

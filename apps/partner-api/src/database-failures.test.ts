@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, withDatabase, type TestDatabase } from '@lop/db';
-import { connectFixtures, startAppOver, startDatabaseProxy, startTestApi, testDatabaseUrl, type CapturedLog, type TestApi } from './testing/harness';
-import { buildTenant, fixtures } from './testing/tenant';
+import { connectFixtures, startAppOver, startDatabaseProxy, startTestApi, type CapturedLog, type TestApi } from './testing/harness';
+import { buildTenant, fixtures, testDatabaseUrl } from '@lop/testing';
 import { expectError, expectSuccess } from './testing/expect-envelope';
 
 describe('database failures answer the envelope, never internals', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi } from './testing/harness';
-import { buildTenant, fixtures, type Tenant } from './testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError } from './testing/expect-envelope';
 
 describe('every failure path answers the one error envelope', () => {

@@ -3,7 +3,7 @@ import { forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, OPENAPI_PATH, PARTNER_BASE_PATH, partnerRouter, type ProcedureMeta } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from './testing/harness';
-import { buildTenant, fixtures, type Tenant } from './testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 
 /** Every implemented route as `METHOD /v1/...`, read from the router itself. */
 function implementedRoutes(): { method: string; path: string; scope?: string }[] {

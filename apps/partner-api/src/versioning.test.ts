@@ -12,7 +12,7 @@ import {
   SERVICE_VERSION,
 } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from './testing/harness';
-import { buildTenant, fixtures } from './testing/tenant';
+import { buildTenant, fixtures } from '@lop/testing';
 import { expectSuccess } from './testing/expect-envelope';
 import { orderBody, ordersClient } from './testing/orders';
 

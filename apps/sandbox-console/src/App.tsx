@@ -3,15 +3,8 @@ import { useEffect, useRef, useState } from 'react';
 import { ConsoleShell } from './components/ConsoleShell';
 import { KeyForm } from './components/KeyForm';
 import { Loading } from './components/states';
-import { forgetKey, forgetKeyInOtherTabs, keyFromOtherTabs, shareKeyWithOtherTabs, sharesKey, storedKey, storeKey } from './session';
-import { createConsoleClient, describeError, isFinal, TRPCProvider, type ConsoleClient, type OnUnauthorized } from './trpc';
-
-export interface Session {
-  key: string;
-  client: ConsoleClient;
-  queryClient: QueryClient;
-  version: string;
-}
+import { forgetKey, forgetKeyInOtherTabs, keyFromOtherTabs, shareKeyWithOtherTabs, sharesKey, storedKey, storeKey, type Session } from './session';
+import { createConsoleClient, describeError, isFinal, TRPCProvider, type OnUnauthorized } from './trpc';
 
 class ProductionKeyError extends Error {}
 

@@ -1,4 +1,4 @@
-/** Display helpers: dates in the reader's locale, identifiers shortened but copyable in full. */
+/** Display helpers: times in the reader's locale, tones for states and events, fresh identifiers for forms. */
 
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
@@ -7,10 +7,6 @@ export function formatTime(iso: string | null | undefined): string {
 
 export function formatClock(iso: string): string {
   return new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-}
-
-export function shortId(id: string): string {
-  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
 }
 
 export const humanize = (value: string) => value.replace(/_/g, ' ');

@@ -1,3 +1,14 @@
+import type { QueryClient } from '@tanstack/react-query';
+import type { ConsoleClient } from './trpc';
+
+/** An open console: the key the API accepted as a sandbox key, and the clients bound to it. */
+export interface Session {
+  key: string;
+  client: ConsoleClient;
+  queryClient: QueryClient;
+  version: string;
+}
+
 /**
  * The key lives in sessionStorage only: gone when the tab closes, never in localStorage or a
  * cookie. If the reader opts in, tabs of the console that are open at the same time hand it to

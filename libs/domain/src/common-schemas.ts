@@ -1,7 +1,5 @@
 import { z } from 'zod';
 
-export const uuidSchema = z.uuid();
-
 /** The `details[].issue` names of the checks below (docs/errors.md lists them). */
 export const INPUT_ISSUES = { invalidCharacters: 'invalid_characters', outOfRange: 'out_of_range' } as const;
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RequestContext } from './context';
 import { StreamWriteGate } from './events/write-gate';
 import { createKey } from './control-plane/control-plane';
-import { newOrder, openTestDatabase } from './laboratory-operations/test-support';
+import { newOrder, openTestDatabase } from '../testing/orders';
 import { PartnerError } from './http/errors';
 import { guard, REFUSAL_PAUSE_MS } from './guard';
 import { SCOPES } from './auth/scopes';

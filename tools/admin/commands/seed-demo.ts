@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, seedDemoWithBannerKey, type DemoBannerSeedResult } from '@lop/domain';
-import { keyNote } from '../../start/banner';
+import { bannerKeyNote, loadConfig, seedDemoWithBannerKey, type DemoBannerSeedResult } from '@lop/domain';
 import { withDatabase } from '../database';
 import { fields, jsonOption, print, table, type OutputOptions } from '../output';
 
@@ -24,7 +23,7 @@ function readable(result: DemoBannerSeedResult): string {
       ['laboratory_id', result.laboratory_id],
       ['client_id', result.client_id],
       ['sandbox_key_id', result.sandbox_key_id],
-      ['sandbox_key', `${result.sandbox_key}  (${keyNote(result.sandbox_key_status, result.sandbox_key_file)})`],
+      ['sandbox_key', `${result.sandbox_key}  (${bannerKeyNote(result.sandbox_key_status, result.sandbox_key_file)})`],
     ]),
     '',
     table(result.programs, [['program_id', (p) => p.program_id], ['environment', (p) => p.environment], ['name', (p) => p.name]], 'No programs.'),

@@ -1,15 +1,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
 import { connectDatabase, type DatabaseConnection } from '@lop/db';
-import { createClient, seedDemo, type DemoSeedResult } from '@lop/domain';
-// Declares the `databaseUrl` the global setup provides.
-import type {} from '../../../libs/db/src/testing/global-setup';
+import { testDatabaseUrl } from '@lop/testing';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
-/** The database of this test run (a fresh migrated one, see libs/db/src/testing/global-setup.ts). */
-export const testDatabaseUrl = (): string => inject('databaseUrl');
 
 export interface AdminRun {
   code: number | null;
@@ -43,14 +37,4 @@ export function adminWithEnvironment(env: Record<string, string>, ...args: strin
 /** A direct connection for checking what the CLI wrote. */
 export function openTestDatabase(): DatabaseConnection {
   return connectDatabase(testDatabaseUrl(), { max: 2, applicationName: 'tools-tests' });
-}
-
-/** The demo tenant, seeded in-process: setup need not pay for a CLI process. */
-export function seedDemoDirectly(database: DatabaseConnection): Promise<DemoSeedResult> {
-  return seedDemo(database.db);
-}
-
-/** A fresh API client of the laboratory, so tests never see each other's grants and keys. */
-export async function newClientDirectly(database: DatabaseConnection, laboratoryId: string, name: string): Promise<string> {
-  return (await createClient(database.db, laboratoryId, name)).client_id;
 }

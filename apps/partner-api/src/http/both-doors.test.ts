@@ -3,7 +3,7 @@ import { connectDatabase } from '@lop/db';
 import { createKey, demoId, SCOPES } from '@lop/domain';
 import { connectFixtures, startAppOver, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
-import { fixtures, unique } from '../testing/tenant';
+import { fixtures, unique } from '@lop/testing';
 
 /**
  * DESIGN §13: every protection a partner call gets on REST holds on the console's tRPC door too,

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase, withDatabase } from '@lop/db';
-import { startAppOver, startDatabaseProxy, testDatabaseUrl } from '../testing/harness';
+import { testDatabaseUrl } from '@lop/testing';
+import { startAppOver, startDatabaseProxy } from '../testing/harness';
 
 /** /readyz names why the process cannot serve partners (README § Health probes); /livez never needs the database. */
 describe('health probes', () => {

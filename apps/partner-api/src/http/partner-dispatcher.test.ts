@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTNER_BASE_PATH } from '@lop/domain';
 import { connectFixtures, startTestApi, type RequestOptions, type TestApi, type TestResponse } from '../testing/harness';
 import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 import { partnerCallMatcher } from './partner-dispatcher';
 
 /**

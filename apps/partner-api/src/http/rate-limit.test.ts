@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoId, OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
-import { fixtures, unique } from '../testing/tenant';
+import { fixtures, unique } from '@lop/testing';
 
 const LIMIT = 3;
 const fx = connectFixtures();

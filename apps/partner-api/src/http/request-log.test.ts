@@ -4,7 +4,7 @@ import { sandboxRequestLog } from '@lop/db';
 import { demoId, type Scope } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
-import { fixtures, unique } from '../testing/tenant';
+import { fixtures, unique } from '@lop/testing';
 
 /**
  * The sandbox request log (docs/request-log.md), through the real API: what each door's requests

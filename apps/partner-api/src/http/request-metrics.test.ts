@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSubscription, DataProtector, loadConfig } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '../main';
-import { connectFixtures, testApi, testDatabaseUrl, type TestApi } from '../testing/harness';
+import { connectFixtures, testApi, type TestApi } from '../testing/harness';
 import { NO_RATE_LIMIT, orderBody } from '../testing/orders';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, testDatabaseUrl } from '@lop/testing';
 
 /** DESIGN §12: Prometheus metrics on a separate internal port, scraped here as Prometheus would. */
 const connection = connectFixtures();

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { fixtures } from '../testing/tenant';
+import { fixtures } from '@lop/testing';
 
 /**
  * Webhook operations that make the service send (test sends, resends, retries now, recoveries,

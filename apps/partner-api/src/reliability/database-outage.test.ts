@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllApiProcesses, startApiProcess, type ApiProcess } from '../testing/api-process';
 import { connectFixtures, startDatabaseProxy, type DatabaseProxy } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 
 /**
  * The database goes away under load, through the harness's TCP proxy (the machine's PostgreSQL

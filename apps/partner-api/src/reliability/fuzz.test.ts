@@ -7,7 +7,7 @@ import { buildOpenApiDocument, PARTNER_BASE_PATH, partnerRouter } from '@lop/dom
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { expectNothingInternal } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 
 /**
  * Property-based fuzzing of every partner endpoint, on both doors: path, query, headers and body

@@ -7,7 +7,7 @@ import { connectDatabase, ensureEmbeddedPostgres, runMigrations, type DatabaseCo
 import { freePort } from '@lop/db';
 import { startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 
 /**
  * Issue 21, item 5: PostgreSQL dies under creates. A PostgreSQL of this test's own (the

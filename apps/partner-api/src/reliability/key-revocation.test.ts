@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeKey } from '@lop/domain';
 import { killAllApiProcesses, startApiProcess, type ApiProcess } from '../testing/api-process';
-import { connectFixtures, testDatabaseUrl } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { connectFixtures } from '../testing/harness';
+import { buildTenant, fixtures, type Tenant, testDatabaseUrl } from '@lop/testing';
 
 /**
  * Revocation is immediate on every replica (DESIGN §4): the request right after the revoking commit

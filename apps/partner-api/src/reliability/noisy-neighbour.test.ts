@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 
 /**
  * Issue 21, item 1: one client's flood of creates must not hold the pool hostage. Two replicas

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killAllApiProcesses, startApiProcess } from '../testing/api-process';
-import { connectFixtures, testDatabaseUrl } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { connectFixtures } from '../testing/harness';
+import { buildTenant, fixtures, type Tenant, testDatabaseUrl } from '@lop/testing';
 
 /**
  * The API as a real process, stopped abruptly (SIGKILL) or politely (SIGTERM) while orders are

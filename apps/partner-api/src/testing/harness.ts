@@ -3,21 +3,11 @@ import { createServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { inject } from 'vitest';
 import { connectDatabase, type DatabaseConnection } from '@lop/db';
 import { loadConfig, PARTNER_BASE_PATH, protectorFor, type Config } from '@lop/domain';
+import { testDatabaseUrl } from '@lop/testing';
 import { createApp } from '../app';
 import { createLogger, startPartnerApi } from '../main';
-
-// Declared by libs/db/src/testing/global-setup.ts, which this project's type check does not include.
-declare module 'vitest' {
-  export interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
-
-/** The database of this test run (a fresh migrated one, see libs/db/src/testing/global-setup.ts). */
-export const testDatabaseUrl = (): string => inject('databaseUrl');
 
 export interface TestResponse {
   status: number;

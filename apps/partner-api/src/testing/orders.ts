@@ -16,8 +16,8 @@ import {
   type Transition,
 } from '@lop/domain';
 import { createLogger, startPartnerApi } from '../main';
-import { testApi, testDatabaseUrl, type CapturedLog, type TestApi, type TestResponse } from './harness';
-import { unique, type ItemRow, type ProgramRow } from './tenant';
+import { testApi, type CapturedLog, type TestApi, type TestResponse } from './harness';
+import { type ItemRow, type ProgramRow, testDatabaseUrl, unique } from '@lop/testing';
 
 /** Order tests create many orders per key: the per-key rate limit is not what they check. */
 export const NO_RATE_LIMIT = { PARTNER_CREATE_ORDER_RATE_LIMIT: '100000' };

@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '@lop/db';
 import { cancelOrder, DataProtector } from '@lop/domain';
-import { connectFixtures, startTestApi, testDatabaseUrl, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures } from '../testing/tenant';
+import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
+import { buildTenant, fixtures, testDatabaseUrl } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
 import { callerOf, createOrderDirect, NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { laboratoryCaller } from '@lop/domain';
 import { connectFixtures, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
 import { orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
 

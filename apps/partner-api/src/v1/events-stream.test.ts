@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectDatabase } from '@lop/db';
 import { DataProtector, encodeCursor, EVENT_TYPES, eventDataSchema, type Caller } from '@lop/domain';
-import { connectFixtures, startTestApi, testDatabaseUrl, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
+import { buildTenant, fixtures, type Tenant, testDatabaseUrl } from '@lop/testing';
 import { expectError, expectSuccess, ts, uuid } from '../testing/expect-envelope';
 import { callerOf, createOrderDirect, inParallel, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { laboratoryCaller } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 

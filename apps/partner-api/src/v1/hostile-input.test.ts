@@ -1,10 +1,10 @@
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, withDatabase, type TestDatabase } from '@lop/db';
-import { connectFixtures, startAppOver, testDatabaseUrl, type CapturedLog, type TestApi, type TestResponse } from '../testing/harness';
+import { connectFixtures, startAppOver, type CapturedLog, type TestApi, type TestResponse } from '../testing/harness';
 import { expectNothingInternal } from '../testing/expect-envelope';
 import { orderBody, ordersClient, startObservedApi } from '../testing/orders';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, testDatabaseUrl, unique } from '@lop/testing';
 
 /**
  * Issue 12 §2: bad input reaches PostgreSQL only as a 400. Each value here answered 500

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 
 /** Spec Limits table, for the fields of the endpoints implemented so far. */

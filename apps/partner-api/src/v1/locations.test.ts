@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { fixtures, type LocationRow } from '../testing/tenant';
+import { fixtures, type LocationRow } from '@lop/testing';
 import { expectList } from '../testing/expect-envelope';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoId, grantPrograms } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { fixtures, unique } from '../testing/tenant';
+import { fixtures, unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, ordersClient, type OrdersClient } from '../testing/orders';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PATIENT_FIELDS } from '@lop/domain';
 import { connectFixtures, type TestApi, type TestResponse, type CapturedLog } from '../testing/harness';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 import { orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
 import type { DataProtector } from '@lop/domain';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantPrograms } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
-import { fixtures, unique } from '../testing/tenant';
+import { fixtures, unique } from '@lop/testing';
 import { NO_RATE_LIMIT, ordersClient } from '../testing/orders';
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { fixtures } from '../testing/tenant';
+import { fixtures } from '@lop/testing';
 import { expectList, expectSuccess, strings, ts, uuid } from '../testing/expect-envelope';
 
 // The spec's resource tables, written out independently of the implementation's schemas:

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { fixtures, type ItemRow, type LaboratoryRow, type ProgramRow } from '../testing/tenant';
+import { fixtures, type ItemRow, type LaboratoryRow, type ProgramRow } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
 
 const NOTHING_REQUIRED = {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoId, FHIR_CONTENT_TYPE, FHIR_EXTENSIONS, FHIR_SYSTEMS, grantPrograms, laboratoryCaller, observationRoles, SCOPES } from '@lop/domain';
 import { connectFixtures, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
 import { fhirR4Errors } from '../testing/fhir-r4';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrderBodySchema, demoId, grantPrograms, SANDBOX_SUBJECT_ID } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, unique } from '../testing/tenant';
+import { buildTenant, fixtures, unique } from '@lop/testing';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, ordersClient } from '../testing/orders';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '@lop/db';
 import { EVENT_TYPES, grantPrograms } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, unique } from '../testing/tenant';
+import { buildTenant, fixtures, unique } from '@lop/testing';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
 import { NO_RATE_LIMIT, ordersClient, type OrdersClient } from '../testing/orders';
 

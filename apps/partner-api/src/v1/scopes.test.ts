@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Scope } from '@lop/domain';
 import { connectFixtures, startTestApi, type RequestOptions, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 
 interface Endpoint {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type ItemRow, type ProgramRow } from '../testing/tenant';
+import { buildTenant, fixtures, type ItemRow, type ProgramRow } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
 
 describe('POST /v1/serviceability answers stable reason codes', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, unique, type Tenant } from '../testing/tenant';
+import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
 
 describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and nothing personal', () => {

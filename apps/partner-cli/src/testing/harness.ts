@@ -3,7 +3,7 @@
  * (an esbuild bundle with npm packages external, as production runs it: tools/build/run-bundled.mjs)
  * on this run's fresh database, the demo tenant seeded through the control plane, the CLI as a child process, and a
  * local webhook handler on 127.0.0.1. Nothing of the API is imported: the CLI project may depend
- * on the domain and db libraries only (module boundaries), and that is all the seeding needs.
+ * on the domain, db and testing libraries only (module boundaries), and that is all the seeding needs.
  *
  * The CLI runs as the bundle `npm pack` ships (scripts/bundle.mjs, built once per file from the
  * current sources): it starts in a fraction of the time tsx needs. `via: 'bin'` runs it through
@@ -17,15 +17,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
 import { connectDatabase, freePort, type DatabaseConnection } from '@lop/db';
-import { createKey, PARTNER_BASE_PATH, SCOPES, seedDemo, type DemoSeedResult } from '@lop/domain';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
+import { PARTNER_BASE_PATH, type DemoSeedResult } from '@lop/domain';
+import { fixtures, testDatabaseUrl } from '@lop/testing';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const LOP_BIN = fileURLToPath(new URL('../../bin/lop.js', import.meta.url));
@@ -45,7 +39,7 @@ export interface TestService {
 }
 
 export async function startService(): Promise<TestService> {
-  const databaseUrl = inject('databaseUrl');
+  const databaseUrl = testDatabaseUrl();
   const bundleDir = mkdtempSync(join(tmpdir(), 'lop-cli-test-'));
   const lopBundle = join(bundleDir, 'lop.mjs');
   execFileSync(process.execPath, [BUNDLE_SCRIPT, lopBundle], { stdio: 'ignore' });
@@ -83,16 +77,17 @@ export async function startService(): Promise<TestService> {
   }
 
   // The API migrated the database on start; now the tenant.
-  const fixtures: DatabaseConnection = connectDatabase(databaseUrl, { max: 2, applicationName: 'partner-cli-test-fixtures' });
-  const demo = await seedDemo(fixtures.db);
-  const production = await createKey(fixtures.db, { clientId: demo.client_id, environment: 'production', scopes: [...SCOPES] });
-  await fixtures.close();
+  const connection: DatabaseConnection = connectDatabase(databaseUrl, { max: 2, applicationName: 'partner-cli-test-fixtures' });
+  const f = fixtures(connection.db);
+  const demo = await f.demo();
+  const productionKey = await f.key(demo.client_id, 'production');
+  await connection.close();
 
   const baseUrl = `${origin}${PARTNER_BASE_PATH}`;
   return {
     baseUrl,
     demo,
-    productionKey: production.key,
+    productionKey,
     lopBundle,
     async get(path, key = demo.sandbox_key) {
       const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });

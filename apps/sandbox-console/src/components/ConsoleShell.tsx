@@ -1,7 +1,6 @@
 import { PARTNER_API_VERSION } from '@lop/contract';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef } from 'react';
-import type { Session } from '../App';
 import { EventStreamProvider, useEventStream } from '../event-stream';
 import { EventsPage } from '../pages/EventsPage';
 import { FixturesPage } from '../pages/FixturesPage';
@@ -14,7 +13,7 @@ import { WebhooksPage } from '../pages/WebhooksPage';
 import { href, useRoute, type Route } from '../routing';
 import { useKeySession } from '../capabilities';
 import { relativeTime } from '../format';
-import { keyHint } from '../session';
+import { keyHint, type Session } from '../session';
 import { useTRPC } from '../trpc';
 
 const NAV: { page: Route['page']; label: string; to: string }[] = [

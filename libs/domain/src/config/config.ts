@@ -2,11 +2,18 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 import { z } from 'zod';
-import { DEFAULT_IDEMPOTENCY_WAIT_SECONDS } from '../orders/idempotency';
 import { DataProtector, loadOrCreateMasterKey } from '../security/protector';
 
 /** The repository root; the embedded database keeps its data folder below it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * How long a request whose key is in flight waits for the request running it, by default
+ * (PARTNER_IDEMPOTENCY_WAIT_SECONDS). A healthy first attempt ends in milliseconds and a stalled
+ * one is cut off by the pool's statement and query timeouts (5 s / 6 s); ten seconds outlasts
+ * those and stays well below the 30 s a partner's HTTP client commonly allows.
+ */
+export const DEFAULT_IDEMPOTENCY_WAIT_SECONDS = 10;
 
 const booleanText = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const optionalUrl = z.url().optional();

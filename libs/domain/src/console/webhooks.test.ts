@@ -12,7 +12,7 @@ import type { RequestContext } from '../context';
 import { appendEvents, type EventDraft } from '../events/append';
 import { StreamWriteGate } from '../events/write-gate';
 import { acceptOrder } from '../laboratory-operations/acceptance';
-import { eventsOf, newOrder, openTestDatabase } from '../laboratory-operations/test-support';
+import { eventsOf, newOrder, openTestDatabase } from '../../testing/orders';
 import type { OrderRow } from '../orders/order-resource';
 import { partnerRouter } from '../routers';
 import { DataProtector } from '../security/protector';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { aoeQuestions, apiClients, apiKeys, catalogItems, laboratories, locations, programs, requirementProfiles, type Database } from '@lop/db';
 import { hashApiKey, keyEnvironment } from '../auth/api-key';
@@ -214,6 +214,14 @@ export const bannerKeyFile = (dataDir: string) => join(dataDir, 'sandbox-key');
  * DATABASE_URL pointing elsewhere) or a new one was asked for.
  */
 export type BannerKeyStatus = 'reused' | 'created' | 'replaced';
+
+/** How the key came to be, so nobody wonders whether yesterday's still works: `npm start`'s banner and `admin seed-demo` print it. */
+export function bannerKeyNote(status: BannerKeyStatus, file: string): string {
+  const where = relative(process.cwd(), file) || file;
+  if (status === 'reused') return `all scopes; the same key as last start, kept in ${where}`;
+  if (status === 'replaced') return `all scopes; NEW: the previous banner key is revoked (its copy in ${where} was missing, or a new one was asked for)`;
+  return `all scopes; kept in ${where}, the same on every start`;
+}
 
 export interface DemoBannerSeedResult extends DemoSeedResult {
   sandbox_key_status: BannerKeyStatus;

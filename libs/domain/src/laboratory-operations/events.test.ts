@@ -8,7 +8,7 @@ import type { OperationOutcome } from './operation';
 import { recordResult } from './result-recording';
 import { flagCritical, releaseResult } from './result-release';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
-import { ALLOWED_DATA_KEYS, eventsOf, newOrder, openTestDatabase, resultBody } from './test-support';
+import { ALLOWED_DATA_KEYS, eventsOf, newOrder, openTestDatabase, resultBody } from '../../testing/orders';
 import { acknowledgeOrder, failTransmission, transmitOrder } from './transmission';
 
 const connection = openTestDatabase();

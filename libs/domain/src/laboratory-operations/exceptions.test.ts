@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { listOrderExceptions } from '../orders/order-exceptions';
 import { openException, resolveException, listOperatorExceptions } from './exceptions';
-import { driveTo, newOrder, openTestDatabase, snapshot } from './test-support';
+import { driveTo, newOrder, openTestDatabase, snapshot } from '../../testing/orders';
 import type { Caller } from '../auth/authenticate';
 import type { OrderRow } from '../orders/order-resource';
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { partnerRouter } from '../routers';
 import { laboratoryCaller, laboratoryRouter } from '../routers-internal/laboratory';
-import { newOrder, openTestDatabase, resultBody } from './test-support';
+import { newOrder, openTestDatabase, resultBody } from '../../testing/orders';
 
 const connection = openTestDatabase();
 const lab = laboratoryCaller({ db: connection.db });

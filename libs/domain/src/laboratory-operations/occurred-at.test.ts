@@ -6,7 +6,7 @@ import type { OperationOutcome } from './operation';
 import { recordResult } from './result-recording';
 import { flagCritical, releaseResult } from './result-release';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
-import { eventsOf, newOrder, openTestDatabase, resultBody, snapshot } from './test-support';
+import { eventsOf, newOrder, openTestDatabase, resultBody, snapshot } from '../../testing/orders';
 import { acknowledgeOrder, transmitOrder } from './transmission';
 
 const connection = openTestDatabase();

@@ -4,7 +4,7 @@ import { resultVersions } from '@lop/db';
 import { recordResultInput } from './laboratory-operations.schemas';
 import { recordResult } from './result-recording';
 import { flagCritical, releaseResult } from './result-release';
-import { driveTo, newOrder, openTestDatabase, resultBody, snapshot } from './test-support';
+import { driveTo, newOrder, openTestDatabase, resultBody, snapshot } from '../../testing/orders';
 
 const connection = openTestDatabase();
 const db = connection.db;

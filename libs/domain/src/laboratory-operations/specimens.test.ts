@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { exceptionRowsOf } from '../exceptions/exceptions';
 import { acceptOrder } from './acceptance';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
-import { driveTo, newOrder, openTestDatabase } from './test-support';
+import { driveTo, newOrder, openTestDatabase } from '../../testing/orders';
 
 const connection = openTestDatabase();
 const db = connection.db;

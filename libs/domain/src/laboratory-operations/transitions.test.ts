@@ -8,7 +8,7 @@ import { LaboratoryOperationError } from './operation';
 import { recordResult } from './result-recording';
 import { releaseResult } from './result-release';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
-import { newOrder, openTestDatabase, resultBody, snapshot } from './test-support';
+import { newOrder, openTestDatabase, resultBody, snapshot } from '../../testing/orders';
 import { acknowledgeOrder, failTransmission, transmitOrder } from './transmission';
 
 const connection = openTestDatabase();

@@ -5,7 +5,7 @@ import type { OrderRow } from '../orders/order-resource';
 import { acceptOrder } from './acceptance';
 import { cancelByLaboratory } from './cancellation';
 import { listOperatorExceptions } from './exceptions';
-import { driveTo, newOrder, openTestDatabase } from './test-support';
+import { driveTo, newOrder, openTestDatabase } from '../../testing/orders';
 import { acknowledgeOrder, failTransmission, transmitOrder } from './transmission';
 
 const connection = openTestDatabase();

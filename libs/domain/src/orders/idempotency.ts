@@ -2,17 +2,10 @@ import { createHash } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { idempotencyKeys, preparedStatement, sqlOf, type Database, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
+import { DEFAULT_IDEMPOTENCY_WAIT_SECONDS } from '../config/config';
 import type { StreamWriteGate } from '../events/write-gate';
 import { conflict, PartnerError } from '../http/errors';
 import { withSpan } from '../telemetry/tracing';
-
-/**
- * How long a request whose key is in flight waits for the request running it, by default
- * (PARTNER_IDEMPOTENCY_WAIT_SECONDS). A healthy first attempt ends in milliseconds and a stalled
- * one is cut off by the pool's statement and query timeouts (5 s / 6 s); ten seconds outlasts
- * those and stays well below the 30 s a partner's HTTP client commonly allows.
- */
-export const DEFAULT_IDEMPOTENCY_WAIT_SECONDS = 10;
 
 /**
  * A waiter re-reads the key after 10 ms, then at doubling intervals up to 200 ms: one query per

@@ -4,7 +4,7 @@ import { inArray } from 'drizzle-orm';
 import { connectDatabase, sandboxRequestLog, withDatabase } from '@lop/db';
 import { inject } from 'vitest';
 import type { Caller } from '../auth/authenticate';
-import { openTestDatabase } from '../laboratory-operations/test-support';
+import { openTestDatabase } from '../../testing/orders';
 import { BODY_LIMIT_BYTES, storedBody, toRequestLogRow, type FinishedRequest } from './record';
 import { RequestLogWriter } from './writer';
 

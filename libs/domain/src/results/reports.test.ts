@@ -5,7 +5,7 @@ import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
 import { recordResult } from '../laboratory-operations/result-recording';
 import { releaseResult } from '../laboratory-operations/result-release';
-import { driveTo, newOrder, openTestDatabase, resultBody } from '../laboratory-operations/test-support';
+import { driveTo, newOrder, openTestDatabase, resultBody } from '../../testing/orders';
 import type { OrderRow } from '../orders/order-resource';
 import { getReportAvailability, getReportDocument, REPORT_PATH_TTL_SECONDS, REPORT_RETRIEVAL_RETENTION_SECONDS } from './reports';
 

@@ -1,4 +1,5 @@
 export * from './sandbox.schemas';
+export * from './scenario-definitions';
 export * from './scenarios';
 export * from './step-operations';
 export * from './simulate';

@@ -3,7 +3,7 @@ import { jsonInteger } from '../common-schemas';
 import { eventTypeSchema } from '../events/events.schemas';
 import { lifecycleDetailSchema, lifecycleSchema, nextActionSchema } from '../orders/lifecycle';
 import { createOrderBodySchema } from '../orders/orders.schemas';
-import { SCENARIO_NAMES } from './scenarios';
+import { SCENARIO_NAMES } from './scenario-definitions';
 
 export const FIXTURE_CONTRACTS = ['minimal', 'provider', 'patient', 'aoe'] as const;
 export type FixtureContract = (typeof FIXTURE_CONTRACTS)[number];

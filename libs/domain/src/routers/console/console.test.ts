@@ -8,7 +8,7 @@ import { createKey } from '../../control-plane/control-plane';
 import type { RequestContext } from '../../context';
 import { StreamWriteGate } from '../../events/write-gate';
 import { acceptOrder } from '../../laboratory-operations/acceptance';
-import { eventsOf, newOrder, openTestDatabase } from '../../laboratory-operations/test-support';
+import { eventsOf, newOrder, openTestDatabase } from '../../../testing/orders';
 import type { OrderRow } from '../../orders/order-resource';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { DataProtector } from '../../security/protector';

@@ -6,6 +6,7 @@ import {
   catalogItems,
   laboratories,
   locations,
+  orders,
   programs,
   requirementProfiles,
   type Database,
@@ -18,6 +19,7 @@ export type ItemRow = typeof catalogItems.$inferSelect;
 export type LocationRow = typeof locations.$inferSelect;
 export type LaboratoryRow = typeof laboratories.$inferSelect;
 export type ProfileRow = typeof requirementProfiles.$inferSelect;
+export type OrderRow = typeof orders.$inferSelect;
 
 export interface KeyOptions {
   scopes?: readonly Scope[];
@@ -154,6 +156,30 @@ export function fixtures(db: Database) {
       const created = await createKey(db, { clientId, environment, scopes: [...(options.scopes ?? SCOPES)], expiresAt });
       if (options.revoked) await revokeKey(db, created.key_id);
       return created.key;
+    },
+
+    /**
+     * An order row as a partner's create leaves it (`received`, unless told otherwise), written
+     * directly: for tests of what the laboratory does with an order afterwards.
+     */
+    async order(clientId: string, program: Pick<ProgramRow, 'id' | 'laboratoryId' | 'environment'>, item: Pick<ItemRow, 'id'>, overrides: Partial<typeof orders.$inferInsert> = {}): Promise<OrderRow> {
+      const [row] = await db
+        .insert(orders)
+        .values({
+          laboratoryId: program.laboratoryId,
+          clientId,
+          environment: program.environment,
+          externalOrderId: unique('ext'),
+          programId: program.id,
+          itemId: item.id,
+          externalSubjectId: unique('subject'),
+          collection: 'in_person_draw',
+          synthetic: program.environment === 'sandbox',
+          lifecycleDetail: 'received',
+          ...overrides,
+        })
+        .returning();
+      return row;
     },
 
     async requirementProfile(

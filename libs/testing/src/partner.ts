@@ -1,32 +1,18 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
-import { catalogItems, laboratories, programs, subjects, type Database } from '@lop/db';
+import { randomBytes } from 'node:crypto';
+import { subjects, type Database, type Sql } from '@lop/db';
 import {
   authenticate,
-  createClient,
-  createKey,
   createOrder,
   createSubscription,
   DataProtector,
   EVENT_TYPES,
-  grantPrograms,
   loadConfig,
-  SCOPES,
   type Caller,
   type Config,
   type EventType,
   type Resolver,
 } from '@lop/domain';
-import type { Sql } from '@lop/db';
-// Declared by libs/db/src/testing/global-setup.ts, which this project's type check does not include.
-declare module 'vitest' {
-  export interface ProvidedContext {
-    databaseUrl: string;
-  }
-}
-
-export const testDatabaseUrl = (): string => inject('databaseUrl');
-export const unique = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
+import { fixtures, unique } from './tenant';
 
 /** Worker configuration for tests: loopback receivers allowed, tiny delays, quick polling. */
 export function workerConfig(env: Record<string, string> = {}): Config {
@@ -54,38 +40,18 @@ export interface Partner {
 
 /** A fresh laboratory and API client with a sandbox program, an item, a key and a subject. */
 export async function newPartner(db: Database, sql: Sql): Promise<Partner> {
+  const f = fixtures(db);
   // A laboratory of its own: other files in the same run count the demo laboratory's programs.
-  const name = unique('Webhook Laboratory');
-  const [laboratory] = await db.insert(laboratories).values({ displayName: name, legalName: name, operatingName: name }).returning();
-  const client = await createClient(db, laboratory.id, unique('Webhook Partner'));
-  const [program] = await db
-    .insert(programs)
-    .values({ laboratoryId: laboratory.id, environment: 'sandbox', name: unique('Program'), currency: 'USD', jurisdiction: 'US', serviceGeography: ['US-CA'], collectionMethods: ['in_person_draw'] })
-    .returning();
-  const code = unique('T').toUpperCase();
-  const [item] = await db
-    .insert(catalogItems)
-    .values({
-      programId: program.id,
-      labOrderableId: randomUUID(),
-      labTestCode: code,
-      code,
-      description: `Test ${code}`,
-      externalCode: '80061',
-      name: `Test ${code}`,
-      kind: 'test',
-      performingLaboratory: 'Central Lab',
-      specimenType: 'serum',
-      container: 'SST',
-      minVolumeMl: 1,
-    })
-    .returning();
-  await grantPrograms(db, { clientId: client.client_id, environment: 'sandbox', programId: program.id });
-  const key = await createKey(db, { clientId: client.client_id, environment: 'sandbox', scopes: [...SCOPES] });
-  const caller = await authenticate(sql, `Bearer ${key.key}`);
+  const laboratory = await f.laboratory();
+  const client = await f.client(laboratory.id, unique('Webhook Partner'));
+  const program = await f.program(laboratory.id, { collectionMethods: ['in_person_draw'] });
+  const item = await f.item(program.id);
+  await f.grant(client.client_id, program);
+  const key = await f.key(client.client_id, 'sandbox');
+  const caller = await authenticate(sql, `Bearer ${key}`);
   const subject = unique('subject');
   await db.insert(subjects).values({ clientId: caller.clientId, environment: caller.environment, externalSubjectId: subject });
-  return { clientId: client.client_id, caller, key: key.key, programId: program.id, itemId: item.id, subject };
+  return { clientId: client.client_id, caller, key, programId: program.id, itemId: item.id, subject };
 }
 
 export function subscribe(db: Database, partner: Partner, url: string, eventTypes: EventType[] | 'all' = 'all', resolve?: Resolver) {

@@ -1,3 +1,9 @@
+/**
+ * The domain's own test helpers, outside src/ so no production module can reach them. Rows are
+ * built directly, so each test owns its own laboratory, client and order. Not @lop/testing: that
+ * library builds tenants through @lop/domain, so a domain test importing it would make the two
+ * projects depend on each other.
+ */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, gt } from 'drizzle-orm';
 import { inject } from 'vitest';
@@ -17,22 +23,23 @@ import {
   type DatabaseConnection,
   type Environment,
 } from '@lop/db';
-import { eventDataSchema } from '../events/events.schemas';
-import type { OrderRow } from '../orders/order-resource';
-import { acceptOrder } from './acceptance';
-import { cancelByLaboratory } from './cancellation';
-import { recordResult } from './result-recording';
-import { releaseResult } from './result-release';
-import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
-import { acknowledgeOrder, failTransmission, transmitOrder } from './transmission';
+import { eventDataSchema } from '../src/events/events.schemas';
+import type { OrderRow } from '../src/orders/order-resource';
+import { acceptOrder } from '../src/laboratory-operations/acceptance';
+import { cancelByLaboratory } from '../src/laboratory-operations/cancellation';
+import { recordResult } from '../src/laboratory-operations/result-recording';
+import { releaseResult } from '../src/laboratory-operations/result-release';
+import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from '../src/laboratory-operations/specimens';
+import { acknowledgeOrder, failTransmission, transmitOrder } from '../src/laboratory-operations/transmission';
 
+// Provided by libs/db/src/testing/global-setup.ts.
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
   }
 }
 
-/** Tests only: rows built directly, so each test owns its own laboratory, client and order. */
+/** A connection to this run's database. */
 export function openTestDatabase(): DatabaseConnection {
   return connectDatabase(inject('databaseUrl'), { max: 4, applicationName: 'domain-tests' });
 }
