@@ -27,7 +27,6 @@ const DOMAIN_STACK = [
   'health',
   'requirements',
   'serviceability',
-  'lifecycle',
   'exceptions',
   'events',
   'orders',

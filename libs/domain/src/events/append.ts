@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
-import { actionRequiredCodes } from '../exceptions/resolution';
-import { partnerActionFor } from '../orders/lifecycle';
+import { actionRequiredCodes, partnerActionFor } from '../exceptions/resolution';
 import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION } from '../versions';
 import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';

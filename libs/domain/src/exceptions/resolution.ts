@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { orderExceptions, type Database, type Transaction } from '@lop/db';
+import type { NextAction } from '@lop/contract';
 import type { ExceptionCategory } from './exceptions.schemas';
 
 /** Which open exceptions of an order a change settles, and the resolution operators will read. */
@@ -59,3 +60,19 @@ export async function actionRequiredCodes(db: Pick<Database, 'selectDistinctOn'>
     .orderBy(orderExceptions.orderId, desc(orderExceptions.openedAt), desc(orderExceptions.id));
   return new Map(rows.map((row) => [row.orderId, row.category]));
 }
+
+/**
+ * What an open exception the partner owns asks of them, by category. While one is open the
+ * order's next_action is this rather than its state's (which would say "wait" while the partner
+ * is the one holding the order up); the newest open one decides, as for action_required_code.
+ * A category not listed (an operator may hand a laboratory category to the partner) asks
+ * `resolve_exception`.
+ */
+export const PARTNER_EXCEPTION_ACTIONS: Readonly<Record<string, NextAction>> = {
+  order_information_required: 'provide_information',
+  specimen_rejected: 'recollect_specimen',
+  order_rejected: 'resolve_exception',
+};
+
+/** The next_action an open partner-owned exception of `category` asks for. */
+export const partnerActionFor = (category: string): NextAction => PARTNER_EXCEPTION_ACTIONS[category] ?? 'resolve_exception';

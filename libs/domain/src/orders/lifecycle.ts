@@ -1,4 +1,5 @@
 import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail, type NextAction } from '@lop/contract';
+import { partnerActionFor } from '../exceptions/resolution';
 
 /**
  * The order lifecycle (DESIGN §5). The states and what each means for lifecycle and next_action
@@ -95,19 +96,6 @@ export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail): 'orde
 }
 
 /**
- * What an open exception the partner owns asks of them, by category. While one is open the
- * order's next_action is this rather than its state's (which would say "wait" while the partner
- * is the one holding the order up); the newest open one decides, as for action_required_code.
- * A category not listed (an operator may hand a laboratory category to the partner) asks
- * `resolve_exception`.
- */
-export const PARTNER_EXCEPTION_ACTIONS: Readonly<Record<string, NextAction>> = {
-  order_information_required: 'provide_information',
-  specimen_rejected: 'recollect_specimen',
-  order_rejected: 'resolve_exception',
-};
-
-/**
  * The order's next_action: its state's, unless the partner owns an open exception.
  * `partnerException` is the category of the newest one (actionRequiredCode), or null / `none`.
  */
@@ -115,8 +103,6 @@ export function nextActionOf(detail: LifecycleDetail, partnerException: string |
   if (partnerException === null || partnerException === 'none') return LIFECYCLE_DETAILS[detail].next_action;
   return partnerActionFor(partnerException);
 }
-
-export const partnerActionFor = (category: string): NextAction => PARTNER_EXCEPTION_ACTIONS[category] ?? 'resolve_exception';
 
 export function describeState(detail: LifecycleDetail, partnerException: string | null = null): { lifecycle: Lifecycle; next_action: NextAction; lifecycle_detail: LifecycleDetail } {
   return { lifecycle: LIFECYCLE_DETAILS[detail].lifecycle, next_action: nextActionOf(detail, partnerException), lifecycle_detail: detail };
