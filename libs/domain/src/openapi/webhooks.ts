@@ -1,5 +1,6 @@
 import { EVENT_TYPES, SIGNATURE_TOLERANCE_SECONDS, TEST_DELIVERY_HEADER } from '@lop/contract';
-import { deliveryHeaderNames, HEADER_DESCRIPTIONS, retryText, sampleEvent } from '../asyncapi/document';
+import { deliveryHeaderNames, HEADER_DESCRIPTIONS, retryText } from '../asyncapi/document';
+import { sampleEvent } from '../events/sample-events';
 import { ENUM_DOCUMENTATION } from '../documents/enum-descriptions';
 
 type Json = Record<string, any>;

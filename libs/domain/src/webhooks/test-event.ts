@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sampleEvent } from '../asyncapi/document';
+import { sampleEvent } from '../events/sample-events';
 import type { Environment } from '../auth/scopes';
 import { eventSchema, type EventType, type PartnerEvent } from '../events/events.schemas';
 
