@@ -121,7 +121,7 @@ const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () =>
  * shows it): the request headers as sent (the signature header included; never the signing
  * secret), the exact body signed and sent, and the first 2 KB of the receiver's answer.
  * An attempt is written before its request leaves (outcome `sending`, until `in_flight_until`)
- * and completed after it (libs/domain/src/webhooks/attempt-log.ts), so a worker killed
+ * and completed after it (libs/domain/src/webhooks/delivery-store.ts), so a worker killed
  * mid-attempt still leaves the attempt in the log.
  */
 export const webhookDeliveryAttempts = pgTable(

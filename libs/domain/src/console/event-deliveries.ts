@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { events, webhookSubscriptions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
+import { attemptsOf, deliveriesOfEvents } from '../webhooks/delivery-store';
 import type { ConsoleEventDeliveries } from './console.schemas';
 
 /**
@@ -31,39 +32,15 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
           .from(events)
           .where(and(inArray(events.id, eventIds), eq(events.clientId, caller.clientId), eq(events.environment, caller.environment)));
 
-  const deliveries =
-    ownEvents.length === 0
-      ? []
-      : await db
-          .select()
-          .from(webhookDeliveries)
-          .where(
-            and(
-              inArray(
-                webhookDeliveries.eventId,
-                ownEvents.map((e) => e.id),
-              ),
-              inArray(
-                webhookDeliveries.subscriptionId,
-                subscriptions.map((s) => s.id),
-              ),
-            ),
-          )
-          .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
-
-  const attempts =
-    deliveries.length === 0
-      ? []
-      : await db
-          .select()
-          .from(webhookDeliveryAttempts)
-          .where(
-            inArray(
-              webhookDeliveryAttempts.deliveryId,
-              deliveries.map((d) => d.id),
-            ),
-          )
-          .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+  const deliveries = await deliveriesOfEvents(
+    db,
+    ownEvents.map((e) => e.id),
+    subscriptions.map((s) => s.id),
+  );
+  const attempts = await attemptsOf(
+    db,
+    deliveries.map((d) => d.id),
+  );
 
   const delivered = new Set(deliveries.map((d) => d.eventId));
   const undelivered = ownEvents

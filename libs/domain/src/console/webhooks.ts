@@ -1,15 +1,25 @@
-import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { and, desc, eq } from 'drizzle-orm';
+import { webhookSubscriptions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { SENDING } from '../webhooks/attempt-log';
-import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, ReplayPendingError, replaysOf, sendTestDelivery } from '../webhooks/deliveries';
+import { excerptText, recoverDeadLetters, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import {
+  attemptsOf,
+  deliveryCounts,
+  isDeliveryOf,
+  makeRetryDueNow,
+  replaysOf,
+  SENDING,
+  tenantDeliveries,
+  type DeliveryFilter,
+  type TenantDeliveryRow,
+} from '../webhooks/delivery-store';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
-import { createSubscription, disableSubscription, rotateSubscriptionSecret, SubscriptionLimitError, type SubscriptionRow } from '../webhooks/subscriptions';
+import { subscriptionDisabled, WebhookError } from '../webhooks/errors';
+import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
 import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
 
 /**
@@ -56,42 +66,40 @@ async function ownSubscription(db: Database, caller: Caller, subscriptionId: str
   return row;
 }
 
-/** The control plane speaks to administrators; the console answers a partner with the error envelope. */
-function asPartnerError(error: unknown, field?: string): never {
-  if (error instanceof ControlPlaneError) {
-    const refused = /^refused destination: /.exec(error.message);
-    if (refused) {
-      throw new PartnerError('invalid_request', `This URL cannot receive webhooks: ${error.message.slice(refused[0].length)}.`, {
-        details: [{ field: field ?? 'url', issue: 'refused_destination', message: error.message.slice(refused[0].length) }],
+const recoveryInProgress = () =>
+  new PartnerError('conflict', 'A recovery or resend of this endpoint is running right now; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
+
+/** The webhooks module's refusals speak to administrators; the console answers a partner with the error envelope. */
+function asPartnerError(error: unknown): never {
+  if (!(error instanceof WebhookError)) throw error;
+  switch (error.code) {
+    case 'refused_destination':
+      throw new PartnerError('invalid_request', `This URL cannot receive webhooks: ${error.reason}.`, {
+        details: [{ field: 'url', issue: 'refused_destination', message: error.reason }],
       });
-    }
-    if (/is disabled$/.test(error.message)) throw new PartnerError('conflict', 'This webhook endpoint is disabled.', { details: [{ issue: 'endpoint_disabled' }] });
-    throw new PartnerError('conflict', error.message, { details: [{ issue: 'not_allowed' }] });
+    case 'subscription_disabled':
+      throw new PartnerError('conflict', 'This webhook endpoint is disabled.', { details: [{ issue: 'endpoint_disabled' }] });
+    case 'subscription_limit':
+      throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
+        details: [{ issue: 'too_many_endpoints' }],
+      });
+    case 'replay_pending':
+      throw new PartnerError('conflict', 'A delivery of this event to this endpoint is still pending; resend it once that one is delivered or dead-lettered.', {
+        details: [{ issue: 'replay_pending' }],
+      });
+    case 'recovery_in_progress':
+      throw recoveryInProgress();
+    case 'not_found':
+    case 'not_allowed':
+      throw new PartnerError('conflict', error.message, { details: [{ issue: 'not_allowed' }] });
   }
-  throw error;
 }
 
 async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise<ConsoleWebhookEndpoint[]> {
-  const counts =
-    rows.length === 0
-      ? []
-      : await db
-          .select({
-            subscriptionId: webhookDeliveries.subscriptionId,
-            delivered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'delivered')::int`,
-            pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
-            // A failed attempt leaves its error class; a first attempt in flight has none yet.
-            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null)::int`,
-            deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
-          })
-          .from(webhookDeliveries)
-          .where(
-            inArray(
-              webhookDeliveries.subscriptionId,
-              rows.map((r) => r.id),
-            ),
-          )
-          .groupBy(webhookDeliveries.subscriptionId);
+  const counts = await deliveryCounts(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => {
     const count = counts.find((c) => c.subscriptionId === row.id);
     return {
@@ -138,14 +146,7 @@ export async function createWebhookEndpoint(
     protector,
     { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)], maxActive: MAX_SANDBOX_ENDPOINTS },
     settings.destination,
-  ).catch((error: unknown) => {
-    if (error instanceof SubscriptionLimitError) {
-      throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
-        details: [{ issue: 'too_many_endpoints' }],
-      });
-    }
-    return asPartnerError(error);
-  });
+  ).catch(asPartnerError);
   return { ...(await endpointOf(db, caller, created.subscription_id)), secret: created.secret };
 }
 
@@ -153,7 +154,7 @@ export async function createWebhookEndpoint(
 export async function updateWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string, input: { event_types: EventType[] }) {
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
-  if (row.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${row.id} is disabled`));
+  if (row.status !== 'active') asPartnerError(subscriptionDisabled(row.id));
   await db
     .update(webhookSubscriptions)
     .set({ eventTypes: [...new Set(input.event_types)] })
@@ -190,26 +191,9 @@ export async function sendWebhookTest(
   return getWebhookDelivery(db, caller, sent.delivery_id);
 }
 
-type DeliveryRow = typeof webhookDeliveries.$inferSelect;
-
-async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; url: string; eventType: string | null }[]): Promise<ConsoleWebhookDelivery[]> {
-  const replays = await replaysOf(
-    db,
-    rows.map((r) => r.delivery.id),
-  );
-  const attempts =
-    rows.length === 0
-      ? []
-      : await db
-          .select()
-          .from(webhookDeliveryAttempts)
-          .where(
-            inArray(
-              webhookDeliveryAttempts.deliveryId,
-              rows.map((r) => r.delivery.id),
-            ),
-          )
-          .orderBy(webhookDeliveryAttempts.attemptNumber);
+async function describeDeliveries(db: Database, rows: TenantDeliveryRow[]): Promise<ConsoleWebhookDelivery[]> {
+  const ids = rows.map((r) => r.delivery.id);
+  const [replays, attempts] = await Promise.all([replaysOf(db, ids), attemptsOf(db, ids)]);
   return rows.map(({ delivery: d, url, eventType }) => ({
     delivery_id: d.id,
     subscription_id: d.subscriptionId,
@@ -242,36 +226,12 @@ async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; u
   }));
 }
 
-/**
- * Deliveries joined to the subscription (for ownership and URL) and the event (for its type),
- * only ever of the caller's own subscriptions: every use adds its condition to the tenancy.
- */
-function deliveriesWhere(db: Database, caller: Caller, ...conditions: (SQL | undefined)[]) {
-  return db
-    .select({ delivery: webhookDeliveries, url: webhookSubscriptions.url, eventType: events.type })
-    .from(webhookDeliveries)
-    .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
-    .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(
-      and(
-        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
-        eq(webhookSubscriptions.clientId, caller.clientId),
-        eq(webhookSubscriptions.environment, caller.environment),
-        ...conditions,
-      ),
-    )
-    .$dynamic();
-}
-
 export async function getWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
   requireSandbox(caller);
-  const rows = await deliveriesWhere(db, caller, eq(webhookDeliveries.id, deliveryId));
+  const rows = await tenantDeliveries(db, caller, { deliveryIds: [deliveryId] });
   if (rows.length === 0) throw notFound('webhook delivery');
   return (await describeDeliveries(db, rows))[0];
 }
-
-/** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead, failed tests). */
-export type DeliveryFilter = 'all' | 'failing' | 'dead_lettered' | 'delivered';
 
 const invalidCursor = () =>
   new PartnerError('invalid_request', 'The cursor is not valid; use the next_cursor of a previous page, or omit it.', { details: [{ field: 'cursor', issue: 'invalid_cursor' }] });
@@ -293,35 +253,14 @@ export async function listWebhookDeliveries(
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, input.subscription_id);
   const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
-  const filter = input.filter ?? 'all';
-  const state =
-    filter === 'failing'
-      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
-      : filter === 'all'
-        ? undefined
-        : eq(webhookDeliveries.state, filter);
-  let after;
-  if (input.cursor !== undefined) {
-    const afterId = decodeCursor(input.cursor);
-    const [found] = await db
-      .select({ id: webhookDeliveries.id })
-      .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.id, afterId), eq(webhookDeliveries.subscriptionId, subscription.id)));
-    if (!found) throw invalidCursor();
-    // Compared in SQL: created_at keeps microseconds a JavaScript Date would round away.
-    after = sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (select d.created_at, d.id from webhook_deliveries d where d.id = ${afterId})`;
-  }
-  const rows = await deliveriesWhere(db, caller, eq(webhookDeliveries.subscriptionId, subscription.id), state, after)
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-    .limit(limit + 1);
+  const afterId = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  if (afterId !== undefined && !(await isDeliveryOf(db, afterId, subscription.id))) throw invalidCursor();
+  const rows = await tenantDeliveries(db, caller, { subscriptionId: subscription.id, filter: input.filter, afterId, newestFirst: { limit: limit + 1 } });
   const page = rows.slice(0, limit);
   return { deliveries: await describeDeliveries(db, page), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].delivery.id) : null };
 }
 
 const requestedBy = (caller: Caller) => `sandbox console (key ${caller.keyId})`;
-
-const recoveryInProgress = () =>
-  new PartnerError('conflict', 'A recovery or resend of this endpoint is running right now; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
 
 /** Delivers the same event again as a new delivery (a replay); the original stays as it was. */
 export async function resendWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
@@ -334,15 +273,7 @@ export async function resendWebhookDelivery(db: Database, caller: Caller, delive
       details: [{ issue: 'delivery_pending' }],
     });
   }
-  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => {
-    if (error instanceof ReplayPendingError) {
-      throw new PartnerError('conflict', 'A delivery of this event to this endpoint is still pending; resend it once that one is delivered or dead-lettered.', {
-        details: [{ issue: 'replay_pending' }],
-      });
-    }
-    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
-    return asPartnerError(error);
-  });
+  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch(asPartnerError);
   return getWebhookDelivery(db, caller, replay.delivery_id);
 }
 
@@ -366,13 +297,9 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
   }
   const queue = await requireDeliveryQueue();
   const moved = await db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(webhookDeliveries)
-      .set({ nextAttemptAt: sql`now()` })
-      .where(and(eq(webhookDeliveries.id, delivery.delivery_id), eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attemptsMade, delivery.attempts_made)))
-      .returning({ id: webhookDeliveries.id });
-    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1, environment: caller.environment, clientId: caller.clientId }]);
-    return Boolean(row);
+    const due = await makeRetryDueNow(tx, delivery.delivery_id, delivery.attempts_made);
+    if (due) await queue.enqueue(tx, [{ delivery_id: delivery.delivery_id, attempt: delivery.attempts_made + 1, environment: caller.environment, clientId: caller.clientId }]);
+    return due;
   });
   if (!moved) throw new PartnerError('conflict', 'The delivery moved on while you asked (an attempt just ran); read it again.', { details: [{ issue: 'delivery_changed' }] });
   return getWebhookDelivery(db, caller, delivery.delivery_id);
@@ -387,15 +314,12 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
 export async function recoverWebhookDeliveries(db: Database, caller: Caller, subscriptionId: string, since: Date) {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, subscriptionId);
-  if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
+  if (subscription.status !== 'active') asPartnerError(subscriptionDisabled(subscription.id));
   const queue = await requireDeliveryQueue();
   const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
-    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
+    if (error instanceof WebhookError && error.code === 'recovery_in_progress') throw recoveryInProgress();
     throw error;
   });
-  const rows =
-    replayIds.length === 0
-      ? []
-      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replayIds)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
+  const rows = replayIds.length === 0 ? [] : await tenantDeliveries(db, caller, { deliveryIds: replayIds });
   return { subscription_id: subscription.id, since: since.toISOString(), replayed: replayIds.length, remaining, deliveries: await describeDeliveries(db, rows) };
 }
