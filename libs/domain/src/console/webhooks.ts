@@ -2,6 +2,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import { webhookSubscriptions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
+import { cursorCodec, rowIdPosition } from '../http/cursor';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
 import { excerptText, recoverDeadLetters, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
@@ -236,28 +237,31 @@ export async function getWebhookDelivery(db: Database, caller: Caller, deliveryI
 const invalidCursor = () =>
   new PartnerError('invalid_request', 'The cursor is not valid; use the next_cursor of a previous page, or omit it.', { details: [{ field: 'cursor', issue: 'invalid_cursor' }] });
 
-const encodeCursor = (deliveryId: string) => Buffer.from(`delivery:${deliveryId}`, 'utf8').toString('base64url');
-function decodeCursor(cursor: string): string {
-  const text = /^[A-Za-z0-9_-]{1,80}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const match = /^delivery:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(text);
-  if (!match) throw invalidCursor();
-  return match[1];
+/** Opaque to the console: the last delivery of a page, bound to the endpoint's delivery log (http/cursor.ts). */
+const deliveryCursor = cursorCodec({ purpose: 'partner-service/console-delivery-cursor', version: 1, position: rowIdPosition });
+const deliveryLogOf = (caller: Caller, subscriptionId: string) => `${caller.laboratoryId}:${caller.clientId}:${caller.environment}:${subscriptionId}`;
+
+function decodeDeliveryCursor(protector: DataProtector, caller: Caller, subscriptionId: string, cursor: string): string {
+  const decoded = deliveryCursor.decode(protector, deliveryLogOf(caller, subscriptionId), cursor);
+  if (!decoded.ok) throw invalidCursor();
+  return decoded.position;
 }
 
 /** The endpoint's delivery log, newest first, page by page. */
 export async function listWebhookDeliveries(
   db: Database,
+  protector: DataProtector,
   caller: Caller,
   input: { subscription_id: string; filter?: DeliveryFilter; cursor?: string; limit?: number },
 ): Promise<{ deliveries: ConsoleWebhookDelivery[]; next_cursor: string | null }> {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, input.subscription_id);
   const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
-  const afterId = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+  const afterId = input.cursor === undefined ? undefined : decodeDeliveryCursor(protector, caller, subscription.id, input.cursor);
   if (afterId !== undefined && !(await isDeliveryOf(db, afterId, subscription.id))) throw invalidCursor();
   const rows = await tenantDeliveries(db, caller, { subscriptionId: subscription.id, filter: input.filter, afterId, newestFirst: { limit: limit + 1 } });
   const page = rows.slice(0, limit);
-  return { deliveries: await describeDeliveries(db, page), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].delivery.id) : null };
+  return { deliveries: await describeDeliveries(db, page), next_cursor: rows.length > limit ? deliveryCursor.encode(protector, deliveryLogOf(caller, subscription.id), page[page.length - 1].delivery.id) : null };
 }
 
 const requestedBy = (caller: Caller) => `sandbox console (key ${caller.keyId})`;

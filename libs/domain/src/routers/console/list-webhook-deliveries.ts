@@ -8,4 +8,4 @@ export const listWebhookDeliveries = scopedProcedure('events:read')
   .meta(listWebhookDeliveriesMeta)
   .input(listWebhookDeliveriesInput)
   .output(listWebhookDeliveriesOutput)
-  .query(async ({ ctx, input }) => ok(ctx, await listDeliveries(ctx.db, ctx.caller, input)));
+  .query(async ({ ctx, input }) => ok(ctx, await listDeliveries(ctx.db, ctx.protector, ctx.caller, input)));
