@@ -5,7 +5,7 @@ import type { EventType } from '../events/events.schemas';
 import { cursorCodec, rowIdPosition } from '../http/cursor';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { excerptText, recoverDeadLetters, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import { recoverDeadLetters, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
 import {
   attemptsOf,
   deliveryCounts,
@@ -17,6 +17,7 @@ import {
   type DeliveryFilter,
   type TenantDeliveryRow,
 } from '../webhooks/delivery-store';
+import { describeDelivery, excerptText } from '../webhooks/delivery-view';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
 import { subscriptionDisabled, WebhookError } from '../webhooks/errors';
@@ -195,36 +196,20 @@ export async function sendWebhookTest(
 async function describeDeliveries(db: Database, rows: TenantDeliveryRow[]): Promise<ConsoleWebhookDelivery[]> {
   const ids = rows.map((r) => r.delivery.id);
   const [replays, attempts] = await Promise.all([replaysOf(db, ids), attemptsOf(db, ids)]);
-  return rows.map(({ delivery: d, url, eventType }) => ({
-    delivery_id: d.id,
-    subscription_id: d.subscriptionId,
-    kind: d.kind as ConsoleWebhookDelivery['kind'],
-    event_id: d.eventId,
-    event_type: eventType as EventType | null,
-    replay_of: d.replayOf,
-    replayed_by: replays.get(d.id) ?? [],
-    state: d.state,
-    failure_reason: d.failureReason,
-    attempts_made: d.attemptsMade,
-    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
-    last_status_code: d.lastStatusCode,
-    created_at: d.createdAt.toISOString(),
-    completed_at: d.completedAt?.toISOString() ?? null,
-    attempts: attempts
-      .filter((a) => a.deliveryId === d.id)
-      .map((a) => ({
-        attempt: a.attemptNumber,
-        attempt_id: a.id,
-        started_at: a.startedAt.toISOString(),
-        duration_ms: a.durationMs,
-        outcome: a.outcome,
-        error_class: a.errorClass,
-        next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
-        retry_after_seconds: a.retryAfterSeconds,
+  return rows.map(({ delivery: d, url, eventType }) => {
+    const own = attempts.filter((a) => a.deliveryId === d.id);
+    const view = describeDelivery(d, own, replays.get(d.id) ?? []);
+    return {
+      ...view,
+      kind: d.kind as ConsoleWebhookDelivery['kind'],
+      event_type: eventType as EventType | null,
+      attempts: own.map((a, i) => ({
+        ...view.attempts[i],
         request: a.requestHeaders ? { method: 'POST' as const, url, headers: a.requestHeaders, body: a.requestBody } : null,
         response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: excerptText(a.responseBody), truncated: a.responseBodyTruncated } : null,
       })),
-  }));
+    };
+  });
 }
 
 export async function getWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {

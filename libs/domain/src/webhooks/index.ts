@@ -9,4 +9,5 @@ export * from './errors';
 export * from './process-delivery';
 export * from './subscriptions';
 export * from './deliveries';
+export * from './delivery-view';
 export * from './settings';
