@@ -10,8 +10,8 @@ import type { DeliveryQueue } from './delivery-queue';
  * writes the events and, in the same transaction, one delivery row and one pg-boss job per
  * (event, matching active subscription), so the events, their deliveries and the jobs that wake a
  * worker commit or roll back together. Nothing can commit an event and lose its delivery: the
- * events module takes the outbox as an argument (EventOutbox) and this is the only place that
- * passes one, so no process can append without it.
+ * events module takes the outbox as an argument (EventOutbox), and outside tests this is the only
+ * place that passes one: a process cannot append without fanning out.
  */
 
 /** A started queue, or a way to start one when first needed (short-lived processes such as the admin CLI). */
@@ -43,7 +43,7 @@ export async function requireDeliveryQueue(): Promise<DeliveryQueue> {
 }
 
 /** Records and enqueues the deliveries of freshly appended events; a no-op when nothing subscribes. */
-export const webhookOutbox: EventOutbox = async (tx: Transaction, stream: Stream, appended: PartnerEvent[]): Promise<void> => {
+const webhookOutbox: EventOutbox = async (tx: Transaction, stream: Stream, appended: PartnerEvent[]): Promise<void> => {
   if (appended.length === 0) return;
   // The trace of the request (or operation) writing these events, when it is traced: each attempt
   // of these deliveries becomes a span of that trace (process-delivery.ts).
