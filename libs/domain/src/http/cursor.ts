@@ -1,5 +1,4 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { DataProtector } from '../security/protector';
 
 /**
  * The one way a list hands out a page cursor: opaque to its reader, bound to the list it came
@@ -13,6 +12,11 @@ import type { DataProtector } from '../security/protector';
  * partner event stream's cursors are exactly this with a sequence as position (events/stream.ts);
  * the console's lists use a row id.
  */
+
+/** What signs a cursor: the service's DataProtector (security/protector.ts), named by what it does so http stays below security. */
+export interface CursorSigner {
+  digest(purpose: string, message: string): Buffer;
+}
 
 /** How a list's position is written in its cursor. */
 export interface CursorPosition<P> {
@@ -52,30 +56,30 @@ export type CursorRefusal = 'malformed' | 'another_list' | 'forged';
 export type DecodedCursor<P> = { ok: true; position: P } | { ok: false; refusal: CursorRefusal };
 
 export interface CursorCodec<P> {
-  encode(protector: DataProtector, binding: string, position: P): string;
-  decode(protector: DataProtector, binding: string, cursor: string): DecodedCursor<P>;
+  encode(signer: CursorSigner, binding: string, position: P): string;
+  decode(signer: CursorSigner, binding: string, cursor: string): DecodedCursor<P>;
 }
 
 export function cursorCodec<P>(options: { purpose: string; version: number; position: CursorPosition<P> }): CursorCodec<P> {
   const { purpose, version, position } = options;
   const size = 1 + 8 + position.bytes + 16;
-  const listTag = (protector: DataProtector, binding: string) => protector.digest(purpose, `stream:${binding}`).subarray(0, 8);
-  const positionTag = (protector: DataProtector, binding: string, at: P) => protector.digest(purpose, `position:${binding}:${position.text(at)}`).subarray(0, 16);
+  const listTag = (signer: CursorSigner, binding: string) => signer.digest(purpose, `stream:${binding}`).subarray(0, 8);
+  const positionTag = (signer: CursorSigner, binding: string, at: P) => signer.digest(purpose, `position:${binding}:${position.text(at)}`).subarray(0, 16);
   return {
-    encode(protector, binding, at) {
+    encode(signer, binding, at) {
       const bytes = Buffer.alloc(size);
       bytes.writeUInt8(version, 0);
-      listTag(protector, binding).copy(bytes, 1);
+      listTag(signer, binding).copy(bytes, 1);
       position.write(at, bytes, 9);
-      positionTag(protector, binding, at).copy(bytes, 9 + position.bytes);
+      positionTag(signer, binding, at).copy(bytes, 9 + position.bytes);
       return bytes.toString('base64url');
     },
-    decode(protector, binding, cursor) {
+    decode(signer, binding, cursor) {
       const bytes = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, 'base64url') : Buffer.alloc(0);
       if (bytes.length !== size || bytes.readUInt8(0) !== version || bytes.toString('base64url') !== cursor) return { ok: false, refusal: 'malformed' };
-      if (!timingSafeEqual(bytes.subarray(1, 9), listTag(protector, binding))) return { ok: false, refusal: 'another_list' };
+      if (!timingSafeEqual(bytes.subarray(1, 9), listTag(signer, binding))) return { ok: false, refusal: 'another_list' };
       const at = position.read(bytes, 9);
-      if (at === null || !timingSafeEqual(bytes.subarray(9 + position.bytes), positionTag(protector, binding, at))) return { ok: false, refusal: 'forged' };
+      if (at === null || !timingSafeEqual(bytes.subarray(9 + position.bytes), positionTag(signer, binding, at))) return { ok: false, refusal: 'forged' };
       return { ok: true, position: at };
     },
   };
