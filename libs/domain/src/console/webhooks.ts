@@ -91,6 +91,8 @@ function asPartnerError(error: unknown): never {
       });
     case 'recovery_in_progress':
       throw recoveryInProgress();
+    // The console has already found the caller's own endpoint or delivery (404 otherwise): what the
+    // webhooks module misses behind it (its API client, a key) is a state the partner must change.
     case 'not_found':
     case 'not_allowed':
       throw new PartnerError('conflict', error.message, { details: [{ issue: 'not_allowed' }] });
