@@ -123,7 +123,7 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
           }
           // Not a verdict on the receiver: the job is released and pg-boss runs it again later. That
           // run never sends a second request for the same attempt: a claimed attempt is completed as
-          // interrupted and the next one waits for the schedule (attempt-log.ts).
+          // interrupted and the next one waits for the schedule (libs/domain/src/webhooks/delivery-store.ts).
           countDeliveryAttempt('released');
           if (result.reason instanceof AttemptInFlightError) logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt }, 'attempt still in flight elsewhere; job released');
           else logger.error({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'internal error in a delivery job; job released');

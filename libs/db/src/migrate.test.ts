@@ -1,6 +1,11 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { pendingMigrationCount, runMigrations } from './migrate';
+import { migrationsFolder, pendingMigrationCount, runMigrations } from './migrate';
 import { createTestDatabase, withDatabase } from './test-database';
 
 const runDatabaseUrl = inject('databaseUrl');
@@ -52,6 +57,83 @@ describe('migrations', () => {
       expect(await pendingMigrationCount(sql)).toBe(0);
     } finally {
       await sql.end();
+    }
+  });
+
+  it('0012 turns the delivery state and attempt outcome into enums in place: rows keep their values, the partial indexes still serve', async () => {
+    const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
+    const name = `lop_enum_${Date.now().toString(36)}`;
+    await admin.unsafe(`create database "${name}"`);
+    made.push({
+      drop: async () => {
+        await admin.unsafe(`drop database if exists "${name}" with (force)`);
+        await admin.end();
+      },
+    });
+    const url = withDatabase(serverUrl, name);
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    // The committed migrations up to 0011 only: a database as it was before the enums.
+    const before = await mkdtemp(join(tmpdir(), 'lop-migrations-'));
+    try {
+      await cp(migrationsFolder, before, { recursive: true });
+      const journalPath = join(before, 'meta', '_journal.json');
+      const journal = JSON.parse(await readFile(journalPath, 'utf8')) as { entries: { tag: string }[] };
+      journal.entries = journal.entries.filter((entry) => entry.tag < '0012');
+      await writeFile(journalPath, JSON.stringify(journal));
+      await migrate(drizzle(sql), { migrationsFolder: before });
+
+      const [lab] = await sql`insert into laboratories (display_name, legal_name, operating_name) values ('Lab', 'Lab', 'Lab') returning id`;
+      const [client] = await sql`insert into api_clients (laboratory_id, name) values (${lab.id}, 'client') returning id`;
+      const [subscription] = await sql`
+        insert into webhook_subscriptions (laboratory_id, client_id, environment, url, event_types, secret_protected)
+        values (${lab.id}, ${client.id}, 'sandbox', 'https://example.com/hook', '{order.created}', 'x') returning id`;
+      // Each state with an outcome its last attempt may have (a cancelled delivery's attempt asked for a retry).
+      const outcomeOf: Record<string, string> = { pending: 'sending', delivered: 'delivered', dead_lettered: 'dead_lettered', cancelled: 'retry', failed: 'failed' };
+      for (const state of Object.keys(outcomeOf)) {
+        const [delivery] = await sql`
+          insert into webhook_deliveries (subscription_id, kind, state, completed_at)
+          values (${subscription.id}, 'test', ${state}, ${state === 'pending' ? null : new Date().toISOString()}::timestamptz) returning id`;
+        await sql`insert into webhook_delivery_attempts (delivery_id, attempt_number, started_at, outcome) values (${delivery.id}, 1, now(), ${outcomeOf[state]})`;
+      }
+      await sql`insert into webhook_deliveries (subscription_id, kind) values (${subscription.id}, 'test')`;
+
+      await runMigrations(url);
+      expect(await pendingMigrationCount(sql)).toBe(0);
+      const columns = await sql<{ column_name: string; udt_name: string; column_default: string | null }[]>`
+        select column_name, udt_name, column_default from information_schema.columns
+        where (table_name, column_name) in (('webhook_deliveries', 'state'), ('webhook_delivery_attempts', 'outcome')) order by column_name`;
+      expect(columns).toEqual([
+        { column_name: 'outcome', udt_name: 'webhook_attempt_outcome', column_default: null },
+        { column_name: 'state', udt_name: 'webhook_delivery_state', column_default: "'pending'::webhook_delivery_state" },
+      ]);
+      const rows = await sql<{ state: string; n: number }[]>`select state::text, count(*)::int as n from webhook_deliveries group by state order by state::text`;
+      expect(rows).toEqual([
+        { state: 'cancelled', n: 1 },
+        { state: 'dead_lettered', n: 1 },
+        { state: 'delivered', n: 1 },
+        { state: 'failed', n: 1 },
+        { state: 'pending', n: 2 },
+      ]);
+      const outcomes = await sql<{ outcome: string }[]>`select outcome::text from webhook_delivery_attempts order by outcome::text`;
+      expect(outcomes.map((row) => row.outcome)).toEqual(['dead_lettered', 'delivered', 'failed', 'retry', 'sending']);
+      await expect(sql`insert into webhook_deliveries (subscription_id, kind, state) values (${subscription.id}, 'test', 'lost')`).rejects.toThrow(/webhook_delivery_state/);
+
+      // The partial indexes are there, with their predicates, and the planner can use them.
+      const indexes = await sql<{ indexname: string; indexdef: string }[]>`
+        select indexname, indexdef from pg_indexes where indexname in ('webhook_deliveries_dead_idx', 'webhook_deliveries_completed_idx') order by indexname`;
+      expect(indexes.map((index) => index.indexname)).toEqual(['webhook_deliveries_completed_idx', 'webhook_deliveries_dead_idx']);
+      expect(indexes[0].indexdef).toMatch(/WHERE \(state <> 'pending'::webhook_delivery_state\)/);
+      expect(indexes[1].indexdef).toMatch(/WHERE \(state = 'dead_lettered'::webhook_delivery_state\)/);
+      await sql.begin(async (tx) => {
+        await tx`set local enable_seqscan = off`;
+        const plan = await tx.unsafe(`explain select id from webhook_deliveries where state = 'dead_lettered' order by created_at`);
+        expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/webhook_deliveries_dead_idx/);
+        const completed = await tx.unsafe(`explain select id from webhook_deliveries where completed_at < now() and state <> 'pending'`);
+        expect(completed.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/webhook_deliveries_completed_idx/);
+      });
+    } finally {
+      await sql.end();
+      await rm(before, { recursive: true, force: true });
     }
   });
 

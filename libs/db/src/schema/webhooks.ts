@@ -8,6 +8,42 @@ import { events } from './orders';
 export const webhookSubscriptionStatusEnum = pgEnum('webhook_subscription_status', ['active', 'disabled']);
 
 /**
+ * Every state a webhook delivery can be in, declared once: the domain writes these names and the
+ * database enum below is made from them. An event delivery goes pending → delivered |
+ * dead_lettered | cancelled (its subscription was disabled while it waited); a test delivery
+ * (one attempt, never retried) goes pending → delivered | failed.
+ */
+export const WEBHOOK_DELIVERY_STATES = Object.freeze({
+  pending: 'pending',
+  delivered: 'delivered',
+  deadLettered: 'dead_lettered',
+  cancelled: 'cancelled',
+  failed: 'failed',
+} as const);
+export type WebhookDeliveryState = (typeof WEBHOOK_DELIVERY_STATES)[keyof typeof WEBHOOK_DELIVERY_STATES];
+export const webhookDeliveryStateEnum = pgEnum('webhook_delivery_state', enumValues(WEBHOOK_DELIVERY_STATES));
+
+/**
+ * What one attempt came to: `sending` while its request is out (claimed, not yet completed), then
+ * the verdict — delivered, retry (another attempt follows), dead_lettered (the delivery's last);
+ * a test delivery's single attempt is delivered or failed.
+ */
+export const WEBHOOK_ATTEMPT_OUTCOMES = Object.freeze({
+  sending: 'sending',
+  delivered: 'delivered',
+  retry: 'retry',
+  deadLettered: 'dead_lettered',
+  failed: 'failed',
+} as const);
+export type WebhookAttemptOutcome = (typeof WEBHOOK_ATTEMPT_OUTCOMES)[keyof typeof WEBHOOK_ATTEMPT_OUTCOMES];
+export const webhookAttemptOutcomeEnum = pgEnum('webhook_attempt_outcome', enumValues(WEBHOOK_ATTEMPT_OUTCOMES));
+
+/** A frozen name → value table's values as the non-empty tuple pgEnum takes. */
+function enumValues<V extends string>(table: Readonly<Record<string, V>>): [V, ...V[]] {
+  return Object.values(table) as [V, ...V[]];
+}
+
+/**
  * A partner's HTTPS endpoint for one API client and one environment. The signing secret is kept
  * only encrypted (AES-256-GCM, by the domain's DataProtector); it is shown once, at creation or
  * rotation, and replaced (never versioned) on rotation so the old secret stops working at once.
@@ -37,7 +73,7 @@ export const webhookSubscriptions = pgTable(
 /**
  * One delivery = one attempt chain of one event (or a control-plane test) to one subscription.
  * The row is the truth about the delivery; pg-boss jobs only wake a worker for its next attempt.
- * state: pending → delivered | dead_lettered | cancelled (tests: delivered | failed).
+ * state: WEBHOOK_DELIVERY_STATES.
  */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
@@ -50,7 +86,7 @@ export const webhookDeliveries = pgTable(
     kind: text('kind').notNull(),
     replayOf: uuid('replay_of'),
     requestedBy: text('requested_by'),
-    state: text('state').notNull().default('pending'),
+    state: webhookDeliveryStateEnum('state').notNull().default(WEBHOOK_DELIVERY_STATES.pending),
     failureReason: text('failure_reason'),
     attemptsMade: integer('attempts_made').notNull().default(0),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
@@ -85,7 +121,7 @@ const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () =>
  * shows it): the request headers as sent (the signature header included; never the signing
  * secret), the exact body signed and sent, and the first 2 KB of the receiver's answer.
  * An attempt is written before its request leaves (outcome `sending`, until `in_flight_until`)
- * and completed after it (libs/domain/src/webhooks/attempt-log.ts), so a worker killed
+ * and completed after it (libs/domain/src/webhooks/delivery-store.ts), so a worker killed
  * mid-attempt still leaves the attempt in the log.
  */
 export const webhookDeliveryAttempts = pgTable(
@@ -101,7 +137,7 @@ export const webhookDeliveryAttempts = pgTable(
     durationMs: integer('duration_ms'),
     statusCode: integer('status_code'),
     errorClass: text('error_class'),
-    outcome: text('outcome').notNull(),
+    outcome: webhookAttemptOutcomeEnum('outcome').notNull(),
     retryAfterSeconds: real('retry_after_seconds'),
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
     destinationAddress: text('destination_address'),

@@ -1,14 +1,17 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { events, webhookSubscriptions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
+import { attemptsOf, deliveriesOfEvents } from '../webhooks/delivery-store';
+import { describeDelivery } from '../webhooks/delivery-view';
 import type { ConsoleEventDeliveries } from './console.schemas';
 
 /**
  * The console's view of webhook deliveries: for some of the caller's events, every delivery to
  * the caller's own subscriptions with its attempts. Filtered by laboratory, client and
- * environment; another tenant's event ids simply match nothing. Signing secrets, receiver
- * bodies and resolved addresses are never read.
+ * environment; another tenant's event ids simply match nothing. Signing secrets and receiver
+ * bodies are never read; the resolved addresses the shared view carries are left out by this
+ * route's output schema (consoleDeliverySchema).
  */
 export async function listConsoleEventDeliveries(db: Database, caller: Caller, eventIds: string[]): Promise<ConsoleEventDeliveries> {
   const subscriptions = await db
@@ -31,39 +34,15 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
           .from(events)
           .where(and(inArray(events.id, eventIds), eq(events.clientId, caller.clientId), eq(events.environment, caller.environment)));
 
-  const deliveries =
-    ownEvents.length === 0
-      ? []
-      : await db
-          .select()
-          .from(webhookDeliveries)
-          .where(
-            and(
-              inArray(
-                webhookDeliveries.eventId,
-                ownEvents.map((e) => e.id),
-              ),
-              inArray(
-                webhookDeliveries.subscriptionId,
-                subscriptions.map((s) => s.id),
-              ),
-            ),
-          )
-          .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
-
-  const attempts =
-    deliveries.length === 0
-      ? []
-      : await db
-          .select()
-          .from(webhookDeliveryAttempts)
-          .where(
-            inArray(
-              webhookDeliveryAttempts.deliveryId,
-              deliveries.map((d) => d.id),
-            ),
-          )
-          .orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+  const deliveries = await deliveriesOfEvents(
+    db,
+    ownEvents.map((e) => e.id),
+    subscriptions.map((s) => s.id),
+  );
+  const attempts = await attemptsOf(
+    db,
+    deliveries.map((d) => d.id),
+  );
 
   const delivered = new Set(deliveries.map((d) => d.eventId));
   const undelivered = ownEvents
@@ -93,31 +72,14 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
       status: s.status,
       created_at: s.createdAt.toISOString(),
     })),
+    // The shared view (webhooks/delivery-view.ts); the output schema keeps the fields this one documents.
     deliveries: deliveries.map((d) => ({
-      delivery_id: d.id,
+      ...describeDelivery(
+        d,
+        attempts.filter((a) => a.deliveryId === d.id),
+        [],
+      ),
       event_id: d.eventId!,
-      subscription_id: d.subscriptionId,
-      kind: d.kind,
-      replay_of: d.replayOf,
-      state: d.state,
-      failure_reason: d.failureReason,
-      attempts_made: d.attemptsMade,
-      next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
-      last_status_code: d.lastStatusCode,
-      last_error_class: d.lastErrorClass,
-      created_at: d.createdAt.toISOString(),
-      completed_at: d.completedAt?.toISOString() ?? null,
-      attempts: attempts
-        .filter((a) => a.deliveryId === d.id)
-        .map((a) => ({
-          attempt: a.attemptNumber,
-          started_at: a.startedAt.toISOString(),
-          duration_ms: a.durationMs,
-          status_code: a.statusCode,
-          error_class: a.errorClass,
-          outcome: a.outcome,
-          next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
-        })),
     })),
   };
 }

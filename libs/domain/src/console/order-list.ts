@@ -1,11 +1,13 @@
 import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import { catalogItems, orders, programs, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
+import { cursorCodec, rowIdPosition } from '../http/cursor';
 import { PartnerError } from '../http/errors';
 import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail } from '../orders/lifecycle';
 import { actionRequiredCodes } from '../exceptions/resolution';
 import { specimensOf, toOrderResource } from '../orders/order-resource';
 import { orderProgramGranted } from '../programs/programs';
+import type { DataProtector } from '../security/protector';
 import type { ConsoleOrderPage } from './console.schemas';
 
 /**
@@ -21,16 +23,14 @@ const invalidCursor = () =>
     details: [{ field: 'cursor', issue: 'invalid_cursor' }],
   });
 
-/** Opaque to the console: the last order of a page. */
-export function encodeOrderCursor(orderId: string): string {
-  return Buffer.from(`order:${orderId}`, 'utf8').toString('base64url');
-}
+/** Opaque to the console: the last order of a page, bound to the caller's order list (http/cursor.ts). */
+const orderCursor = cursorCodec({ purpose: 'partner-service/console-order-cursor', version: 1, position: rowIdPosition });
+const orderListOf = (caller: Caller) => `${caller.laboratoryId}:${caller.clientId}:${caller.environment}`;
 
-function decodeOrderCursor(cursor: string): string {
-  const text = /^[A-Za-z0-9_-]{1,80}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const match = /^order:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(text);
-  if (!match) throw invalidCursor();
-  return match[1];
+function decodeOrderCursor(protector: DataProtector, caller: Caller, cursor: string): string {
+  const decoded = orderCursor.decode(protector, orderListOf(caller), cursor);
+  if (!decoded.ok) throw invalidCursor();
+  return decoded.position;
 }
 
 export interface ConsoleOrderFilter {
@@ -46,7 +46,7 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 const detailsOf = (lifecycle: Lifecycle) => (Object.keys(LIFECYCLE_DETAILS) as LifecycleDetail[]).filter((d) => LIFECYCLE_DETAILS[d].lifecycle === lifecycle);
 
-export async function listConsoleOrders(db: Database, caller: Caller, input: ConsoleOrderFilter): Promise<ConsoleOrderPage> {
+export async function listConsoleOrders(db: Database, protector: DataProtector, caller: Caller, input: ConsoleOrderFilter): Promise<ConsoleOrderPage> {
   const limit = input.limit ?? ORDER_LIST_DEFAULT_LIMIT;
   // The cursor is checked against the same filter: a page continues the list it came from.
   const tenancy = and(
@@ -60,7 +60,7 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: Con
 
   let after;
   if (input.cursor !== undefined) {
-    const afterId = decodeOrderCursor(input.cursor);
+    const afterId = decodeOrderCursor(protector, caller, input.cursor);
     const [found] = await db.select({ id: orders.id }).from(orders).where(and(tenancy, eq(orders.id, afterId)));
     if (!found) throw invalidCursor();
     // Compared in SQL: created_at keeps microseconds that a JavaScript Date would round away.
@@ -101,6 +101,6 @@ export async function listConsoleOrders(db: Database, caller: Caller, input: Con
       item_code: r.itemCode,
       critical_result: r.critical,
     })),
-    next_cursor: hasMore ? encodeOrderCursor(page[page.length - 1].order.id) : null,
+    next_cursor: hasMore ? orderCursor.encode(protector, orderListOf(caller), page[page.length - 1].order.id) : null,
   };
 }

@@ -9,7 +9,7 @@ import { SCOPES } from '../auth/scopes';
 import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
 import type { RequestContext } from '../context';
-import { appendEvents, type EventDraft } from '../events/append';
+import type { EventDraft } from '../events/append';
 import { StreamWriteGate } from '../events/write-gate';
 import { acceptOrder } from '../laboratory-operations/acceptance';
 import { eventsOf, newOrder, openTestDatabase } from '../../testing/orders';
@@ -18,7 +18,8 @@ import { partnerRouter } from '../routers';
 import { DataProtector } from '../security/protector';
 import { createCallerFactory } from '../trpc';
 import { openDeliveryQueue, type DeliveryQueue } from '../webhooks/delivery-queue';
-import { attachDeliveryQueue } from '../webhooks/outbox';
+import { appendEvents, attachDeliveryQueue } from '../webhooks/outbox';
+import { consoleDeliveryAttemptSchema, consoleDeliverySchema, consoleWebhookAttemptSchema, consoleWebhookDeliverySchema } from './console.schemas';
 import { createWebhookEndpoint } from './webhooks';
 
 const connection = openTestDatabase();
@@ -334,5 +335,25 @@ describe('sandbox webhook self-service (console)', () => {
     const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
     const view = (await createCallerFactory(partnerRouter)({ ...({} as RequestContext), door: 'console', spendRateLimit: async () => undefined, db, sql: client, requestId: 'r', authorization: `Bearer ${key}`, headers: {}, protector, identified: {}, response: { headers: {} } }).console.eventDeliveries({ event_ids: [before.id] })).data;
     expect(view.undelivered).toEqual([{ event_id: before.id, reason: 'before_subscription', subscribed_since: endpoint.created_at }]);
+  });
+
+  it('answers with the fields its schemas document: the shared delivery view’s resolved address and replay requester stay with the administrators', async () => {
+    const { order } = await newOrder(db);
+    const key = await keyFor(order);
+    const api = callerFor(key);
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.updated'] })).data;
+    const test = (await api.sendTest({ subscription_id: endpoint.subscription_id })).data;
+    expect(Object.keys(test).sort()).toEqual(Object.keys(consoleWebhookDeliverySchema.shape).sort());
+    expect(Object.keys(test.attempts[0]).sort()).toEqual(Object.keys(consoleWebhookAttemptSchema.shape).sort());
+
+    await acceptOrder(db, { order_id: order.id });
+    const eventIds = (await eventsOf(db, order)).map((e) => e.id);
+    const delivery = await deliveryOf(endpoint.subscription_id, eventIds.at(-1)!, { kind: 'replay', requestedBy: 'an operator', state: 'delivered', attemptsMade: 1, completedAt: new Date() });
+    await db.insert(webhookDeliveryAttempts).values({ deliveryId: delivery.id, attemptNumber: 1, startedAt: new Date(), outcome: 'delivered', statusCode: 204, destinationAddress: '127.0.0.1' });
+    const view = (await createCallerFactory(partnerRouter)({ ...({} as RequestContext), door: 'console', spendRateLimit: async () => undefined, db, sql: client, requestId: 'r', authorization: `Bearer ${key}`, headers: {}, protector, identified: {}, response: { headers: {} } }).console.eventDeliveries({ event_ids: eventIds })).data;
+    const shown = view.deliveries.find((d) => d.delivery_id === delivery.id)!;
+    expect(Object.keys(shown).sort()).toEqual(Object.keys(consoleDeliverySchema.shape).sort());
+    expect(shown.attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: 204, outcome: 'delivered' })]);
+    expect(Object.keys(shown.attempts[0]).sort()).toEqual(Object.keys(consoleDeliveryAttemptSchema.shape).sort());
   });
 });

@@ -1,15 +1,27 @@
-import { and, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { events, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Database } from '@lop/db';
+import { and, desc, eq } from 'drizzle-orm';
+import { webhookSubscriptions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import { ControlPlaneError } from '../control-plane/control-plane';
 import type { EventType } from '../events/events.schemas';
+import { cursorCodec, rowIdPosition } from '../http/cursor';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
-import { SENDING } from '../webhooks/attempt-log';
-import { excerptText, recoverDeadLetters, RecoveryInProgressError, replayDelivery, ReplayPendingError, replaysOf, sendTestDelivery } from '../webhooks/deliveries';
+import { recoverDeadLetters, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
+import {
+  attemptsOf,
+  deliveryCounts,
+  isDeliveryOf,
+  makeRetryDueNow,
+  replaysOf,
+  SENDING,
+  tenantDeliveries,
+  type DeliveryFilter,
+  type TenantDeliveryRow,
+} from '../webhooks/delivery-store';
+import { describeDelivery, excerptText } from '../webhooks/delivery-view';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
-import { createSubscription, disableSubscription, rotateSubscriptionSecret, SubscriptionLimitError, type SubscriptionRow } from '../webhooks/subscriptions';
+import { subscriptionDisabled, WebhookError } from '../webhooks/errors';
+import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
 import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
 
 /**
@@ -56,42 +68,42 @@ async function ownSubscription(db: Database, caller: Caller, subscriptionId: str
   return row;
 }
 
-/** The control plane speaks to administrators; the console answers a partner with the error envelope. */
-function asPartnerError(error: unknown, field?: string): never {
-  if (error instanceof ControlPlaneError) {
-    const refused = /^refused destination: /.exec(error.message);
-    if (refused) {
-      throw new PartnerError('invalid_request', `This URL cannot receive webhooks: ${error.message.slice(refused[0].length)}.`, {
-        details: [{ field: field ?? 'url', issue: 'refused_destination', message: error.message.slice(refused[0].length) }],
+const recoveryInProgress = () =>
+  new PartnerError('conflict', 'A recovery or resend of this endpoint is running right now; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
+
+/** The webhooks module's refusals speak to administrators; the console answers a partner with the error envelope. */
+function asPartnerError(error: unknown): never {
+  if (!(error instanceof WebhookError)) throw error;
+  switch (error.code) {
+    case 'refused_destination':
+      throw new PartnerError('invalid_request', `This URL cannot receive webhooks: ${error.reason}.`, {
+        details: [{ field: 'url', issue: 'refused_destination', message: error.reason }],
       });
-    }
-    if (/is disabled$/.test(error.message)) throw new PartnerError('conflict', 'This webhook endpoint is disabled.', { details: [{ issue: 'endpoint_disabled' }] });
-    throw new PartnerError('conflict', error.message, { details: [{ issue: 'not_allowed' }] });
+    case 'subscription_disabled':
+      throw new PartnerError('conflict', 'This webhook endpoint is disabled.', { details: [{ issue: 'endpoint_disabled' }] });
+    case 'subscription_limit':
+      throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
+        details: [{ issue: 'too_many_endpoints' }],
+      });
+    case 'replay_pending':
+      throw new PartnerError('conflict', 'A delivery of this event to this endpoint is still pending; resend it once that one is delivered or dead-lettered.', {
+        details: [{ issue: 'replay_pending' }],
+      });
+    case 'recovery_in_progress':
+      throw recoveryInProgress();
+    // The console has already found the caller's own endpoint or delivery (404 otherwise): what the
+    // webhooks module misses behind it (its API client, a key) is a state the partner must change.
+    case 'not_found':
+    case 'not_allowed':
+      throw new PartnerError('conflict', error.message, { details: [{ issue: 'not_allowed' }] });
   }
-  throw error;
 }
 
 async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise<ConsoleWebhookEndpoint[]> {
-  const counts =
-    rows.length === 0
-      ? []
-      : await db
-          .select({
-            subscriptionId: webhookDeliveries.subscriptionId,
-            delivered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'delivered')::int`,
-            pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
-            // A failed attempt leaves its error class; a first attempt in flight has none yet.
-            retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null)::int`,
-            deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
-          })
-          .from(webhookDeliveries)
-          .where(
-            inArray(
-              webhookDeliveries.subscriptionId,
-              rows.map((r) => r.id),
-            ),
-          )
-          .groupBy(webhookDeliveries.subscriptionId);
+  const counts = await deliveryCounts(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => {
     const count = counts.find((c) => c.subscriptionId === row.id);
     return {
@@ -138,14 +150,7 @@ export async function createWebhookEndpoint(
     protector,
     { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)], maxActive: MAX_SANDBOX_ENDPOINTS },
     settings.destination,
-  ).catch((error: unknown) => {
-    if (error instanceof SubscriptionLimitError) {
-      throw new PartnerError('conflict', `A sandbox API client can have at most ${MAX_SANDBOX_ENDPOINTS} active webhook endpoints; disable one first.`, {
-        details: [{ issue: 'too_many_endpoints' }],
-      });
-    }
-    return asPartnerError(error);
-  });
+  ).catch(asPartnerError);
   return { ...(await endpointOf(db, caller, created.subscription_id)), secret: created.secret };
 }
 
@@ -153,7 +158,7 @@ export async function createWebhookEndpoint(
 export async function updateWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string, input: { event_types: EventType[] }) {
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
-  if (row.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${row.id} is disabled`));
+  if (row.status !== 'active') asPartnerError(subscriptionDisabled(row.id));
   await db
     .update(webhookSubscriptions)
     .set({ eventTypes: [...new Set(input.event_types)] })
@@ -190,138 +195,63 @@ export async function sendWebhookTest(
   return getWebhookDelivery(db, caller, sent.delivery_id);
 }
 
-type DeliveryRow = typeof webhookDeliveries.$inferSelect;
-
-async function describeDeliveries(db: Database, rows: { delivery: DeliveryRow; url: string; eventType: string | null }[]): Promise<ConsoleWebhookDelivery[]> {
-  const replays = await replaysOf(
-    db,
-    rows.map((r) => r.delivery.id),
-  );
-  const attempts =
-    rows.length === 0
-      ? []
-      : await db
-          .select()
-          .from(webhookDeliveryAttempts)
-          .where(
-            inArray(
-              webhookDeliveryAttempts.deliveryId,
-              rows.map((r) => r.delivery.id),
-            ),
-          )
-          .orderBy(webhookDeliveryAttempts.attemptNumber);
-  return rows.map(({ delivery: d, url, eventType }) => ({
-    delivery_id: d.id,
-    subscription_id: d.subscriptionId,
-    kind: d.kind as ConsoleWebhookDelivery['kind'],
-    event_id: d.eventId,
-    event_type: eventType as EventType | null,
-    replay_of: d.replayOf,
-    replayed_by: replays.get(d.id) ?? [],
-    state: d.state,
-    failure_reason: d.failureReason,
-    attempts_made: d.attemptsMade,
-    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
-    last_status_code: d.lastStatusCode,
-    created_at: d.createdAt.toISOString(),
-    completed_at: d.completedAt?.toISOString() ?? null,
-    attempts: attempts
-      .filter((a) => a.deliveryId === d.id)
-      .map((a) => ({
-        attempt: a.attemptNumber,
-        attempt_id: a.id,
-        started_at: a.startedAt.toISOString(),
-        duration_ms: a.durationMs,
-        outcome: a.outcome,
-        error_class: a.errorClass,
-        next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
-        retry_after_seconds: a.retryAfterSeconds,
+async function describeDeliveries(db: Database, rows: TenantDeliveryRow[]): Promise<ConsoleWebhookDelivery[]> {
+  const ids = rows.map((r) => r.delivery.id);
+  const [replays, attempts] = await Promise.all([replaysOf(db, ids), attemptsOf(db, ids)]);
+  return rows.map(({ delivery: d, url, eventType }) => {
+    const own = attempts.filter((a) => a.deliveryId === d.id);
+    const view = describeDelivery(d, own, replays.get(d.id) ?? []);
+    return {
+      ...view,
+      kind: d.kind as ConsoleWebhookDelivery['kind'],
+      event_type: eventType as EventType | null,
+      attempts: own.map((a, i) => ({
+        ...view.attempts[i],
         request: a.requestHeaders ? { method: 'POST' as const, url, headers: a.requestHeaders, body: a.requestBody } : null,
         response: a.statusCode !== null ? { status: a.statusCode, body_excerpt: excerptText(a.responseBody), truncated: a.responseBodyTruncated } : null,
       })),
-  }));
-}
-
-/**
- * Deliveries joined to the subscription (for ownership and URL) and the event (for its type),
- * only ever of the caller's own subscriptions: every use adds its condition to the tenancy.
- */
-function deliveriesWhere(db: Database, caller: Caller, ...conditions: (SQL | undefined)[]) {
-  return db
-    .select({ delivery: webhookDeliveries, url: webhookSubscriptions.url, eventType: events.type })
-    .from(webhookDeliveries)
-    .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
-    .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(
-      and(
-        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
-        eq(webhookSubscriptions.clientId, caller.clientId),
-        eq(webhookSubscriptions.environment, caller.environment),
-        ...conditions,
-      ),
-    )
-    .$dynamic();
+    };
+  });
 }
 
 export async function getWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
   requireSandbox(caller);
-  const rows = await deliveriesWhere(db, caller, eq(webhookDeliveries.id, deliveryId));
+  const rows = await tenantDeliveries(db, caller, { deliveryIds: [deliveryId] });
   if (rows.length === 0) throw notFound('webhook delivery');
   return (await describeDeliveries(db, rows))[0];
 }
 
-/** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead, failed tests). */
-export type DeliveryFilter = 'all' | 'failing' | 'dead_lettered' | 'delivered';
-
 const invalidCursor = () =>
   new PartnerError('invalid_request', 'The cursor is not valid; use the next_cursor of a previous page, or omit it.', { details: [{ field: 'cursor', issue: 'invalid_cursor' }] });
 
-const encodeCursor = (deliveryId: string) => Buffer.from(`delivery:${deliveryId}`, 'utf8').toString('base64url');
-function decodeCursor(cursor: string): string {
-  const text = /^[A-Za-z0-9_-]{1,80}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const match = /^delivery:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(text);
-  if (!match) throw invalidCursor();
-  return match[1];
+/** Opaque to the console: the last delivery of a page, bound to the endpoint's delivery log (http/cursor.ts). */
+const deliveryCursor = cursorCodec({ purpose: 'partner-service/console-delivery-cursor', version: 1, position: rowIdPosition });
+const deliveryLogOf = (caller: Caller, subscriptionId: string) => `${caller.laboratoryId}:${caller.clientId}:${caller.environment}:${subscriptionId}`;
+
+function decodeDeliveryCursor(protector: DataProtector, caller: Caller, subscriptionId: string, cursor: string): string {
+  const decoded = deliveryCursor.decode(protector, deliveryLogOf(caller, subscriptionId), cursor);
+  if (!decoded.ok) throw invalidCursor();
+  return decoded.position;
 }
 
 /** The endpoint's delivery log, newest first, page by page. */
 export async function listWebhookDeliveries(
   db: Database,
+  protector: DataProtector,
   caller: Caller,
   input: { subscription_id: string; filter?: DeliveryFilter; cursor?: string; limit?: number },
 ): Promise<{ deliveries: ConsoleWebhookDelivery[]; next_cursor: string | null }> {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, input.subscription_id);
   const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
-  const filter = input.filter ?? 'all';
-  const state =
-    filter === 'failing'
-      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
-      : filter === 'all'
-        ? undefined
-        : eq(webhookDeliveries.state, filter);
-  let after;
-  if (input.cursor !== undefined) {
-    const afterId = decodeCursor(input.cursor);
-    const [found] = await db
-      .select({ id: webhookDeliveries.id })
-      .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.id, afterId), eq(webhookDeliveries.subscriptionId, subscription.id)));
-    if (!found) throw invalidCursor();
-    // Compared in SQL: created_at keeps microseconds a JavaScript Date would round away.
-    after = sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (select d.created_at, d.id from webhook_deliveries d where d.id = ${afterId})`;
-  }
-  const rows = await deliveriesWhere(db, caller, eq(webhookDeliveries.subscriptionId, subscription.id), state, after)
-    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
-    .limit(limit + 1);
+  const afterId = input.cursor === undefined ? undefined : decodeDeliveryCursor(protector, caller, subscription.id, input.cursor);
+  if (afterId !== undefined && !(await isDeliveryOf(db, afterId, subscription.id))) throw invalidCursor();
+  const rows = await tenantDeliveries(db, caller, { subscriptionId: subscription.id, filter: input.filter, afterId, newestFirst: { limit: limit + 1 } });
   const page = rows.slice(0, limit);
-  return { deliveries: await describeDeliveries(db, page), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].delivery.id) : null };
+  return { deliveries: await describeDeliveries(db, page), next_cursor: rows.length > limit ? deliveryCursor.encode(protector, deliveryLogOf(caller, subscription.id), page[page.length - 1].delivery.id) : null };
 }
 
 const requestedBy = (caller: Caller) => `sandbox console (key ${caller.keyId})`;
-
-const recoveryInProgress = () =>
-  new PartnerError('conflict', 'A recovery or resend of this endpoint is running right now; read its delivery log in a moment.', { details: [{ issue: 'recovery_in_progress' }] });
 
 /** Delivers the same event again as a new delivery (a replay); the original stays as it was. */
 export async function resendWebhookDelivery(db: Database, caller: Caller, deliveryId: string): Promise<ConsoleWebhookDelivery> {
@@ -334,15 +264,7 @@ export async function resendWebhookDelivery(db: Database, caller: Caller, delive
       details: [{ issue: 'delivery_pending' }],
     });
   }
-  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch((error: unknown) => {
-    if (error instanceof ReplayPendingError) {
-      throw new PartnerError('conflict', 'A delivery of this event to this endpoint is still pending; resend it once that one is delivered or dead-lettered.', {
-        details: [{ issue: 'replay_pending' }],
-      });
-    }
-    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
-    return asPartnerError(error);
-  });
+  const replay = await replayDelivery(db, await requireDeliveryQueue(), original.delivery_id, requestedBy(caller)).catch(asPartnerError);
   return getWebhookDelivery(db, caller, replay.delivery_id);
 }
 
@@ -366,13 +288,9 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
   }
   const queue = await requireDeliveryQueue();
   const moved = await db.transaction(async (tx) => {
-    const [row] = await tx
-      .update(webhookDeliveries)
-      .set({ nextAttemptAt: sql`now()` })
-      .where(and(eq(webhookDeliveries.id, delivery.delivery_id), eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attemptsMade, delivery.attempts_made)))
-      .returning({ id: webhookDeliveries.id });
-    if (row) await queue.enqueue(tx, [{ delivery_id: row.id, attempt: delivery.attempts_made + 1, environment: caller.environment, clientId: caller.clientId }]);
-    return Boolean(row);
+    const due = await makeRetryDueNow(tx, delivery.delivery_id, delivery.attempts_made);
+    if (due) await queue.enqueue(tx, [{ delivery_id: delivery.delivery_id, attempt: delivery.attempts_made + 1, environment: caller.environment, clientId: caller.clientId }]);
+    return due;
   });
   if (!moved) throw new PartnerError('conflict', 'The delivery moved on while you asked (an attempt just ran); read it again.', { details: [{ issue: 'delivery_changed' }] });
   return getWebhookDelivery(db, caller, delivery.delivery_id);
@@ -387,15 +305,12 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
 export async function recoverWebhookDeliveries(db: Database, caller: Caller, subscriptionId: string, since: Date) {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, subscriptionId);
-  if (subscription.status !== 'active') asPartnerError(new ControlPlaneError(`webhook subscription ${subscription.id} is disabled`));
+  if (subscription.status !== 'active') asPartnerError(subscriptionDisabled(subscription.id));
   const queue = await requireDeliveryQueue();
   const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
-    if (error instanceof RecoveryInProgressError) throw recoveryInProgress();
+    if (error instanceof WebhookError && error.code === 'recovery_in_progress') throw recoveryInProgress();
     throw error;
   });
-  const rows =
-    replayIds.length === 0
-      ? []
-      : await deliveriesWhere(db, caller, inArray(webhookDeliveries.id, replayIds)).orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
+  const rows = replayIds.length === 0 ? [] : await tenantDeliveries(db, caller, { deliveryIds: replayIds });
   return { subscription_id: subscription.id, since: since.toISOString(), replayed: replayIds.length, remaining, deliveries: await describeDeliveries(db, rows) };
 }

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { actionRequiredCodes, partnerActionFor } from '../exceptions/resolution';
-import { enqueueWebhookDeliveries } from '../webhooks/outbox';
 import { EVENT_PAYLOAD_VERSION } from '../versions';
 import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
@@ -20,12 +19,19 @@ export interface Stream {
 }
 
 /**
- * Appends events to a client's stream inside the caller's transaction (the transactional outbox).
+ * What else must commit with appended events (the transactional outbox): called last, in the
+ * transaction that wrote them. The webhooks module provides the one implementation and the
+ * appendEvents every writer calls (webhooks/outbox.ts); this module never imports it.
+ */
+export type EventOutbox = (tx: Transaction, stream: Stream, appended: PartnerEvent[]) => Promise<void>;
+
+/**
+ * Appends events to a client's stream inside the caller's transaction, and hands them to the outbox.
  * Taking the stream counter's row lock makes sequences dense and ordered by commit: a concurrent
  * writer waits for this transaction, so no reader can see sequence n+1 before n. Call it last in
  * the transaction to keep that lock short.
  */
-export async function appendEvents(tx: Transaction, stream: Stream, given: EventDraft[]): Promise<PartnerEvent[]> {
+export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, stream: Stream, given: EventDraft[]): Promise<PartnerEvent[]> {
   if (given.length === 0) return [];
   const drafts = await withPartnerActions(tx, given);
   // postgres.js directly, on the transaction's connection: these run with every order change,
@@ -65,7 +71,7 @@ export async function appendEvents(tx: Transaction, stream: Stream, given: Event
   await client`insert into events ${client(columns)}`;
   const appended = rows.map(toPartnerEvent);
   // Same transaction: webhook deliveries (and their pg-boss jobs) commit with the events or not at all.
-  await enqueueWebhookDeliveries(tx, stream, appended);
+  await outbox(tx, stream, appended);
   return appended;
 }
 

@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { orderExceptions, orders, resultVersions, specimens, type Database, type Transaction } from '@lop/db';
-import { appendEvents, type EventDraft } from '../events/append';
+import type { EventDraft } from '../events/append';
+import { appendEvents } from '../webhooks/outbox';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { exceptionRowsOf, type ExceptionRow } from '../exceptions/exceptions';
 import { actionRequiredCode } from '../exceptions/resolution';

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { resultVersions, type Database, type Transaction } from '@lop/db';
-import { appendEvents, type EventDraft } from '../events/append';
+import type { EventDraft } from '../events/append';
+import { appendEvents } from '../webhooks/outbox';
 import { nextState, type LifecycleDetail, type Transition } from '../orders/lifecycle';
 import { orderPath } from '../orders/order-events';
 import type { OrderRow } from '../orders/order-resource';

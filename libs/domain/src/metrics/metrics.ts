@@ -2,10 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry, register as processRegistry } from 'prom-client';
 import type { Sql } from '@lop/db';
 import type { RequestLogWriter } from '../request-log/writer';
+import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-store';
 
 /**
  * Prometheus metrics shared by the processes (DESIGN §12): the webhook delivery counter, the
- * delivery backlog read from PostgreSQL at scrape time, and the /metrics handler. The HTTP server
+ * delivery backlog read at scrape time (through the deliveries' owner, webhooks/delivery-store.ts), and the /metrics handler. The HTTP server
  * that serves them listens on an internal port owned by each app, never the partner port.
  */
 
@@ -46,25 +47,6 @@ export function countPrunedRows(table: string, rows: number): void {
 
 export function markRetentionRun(): void {
   retentionLastRun.setToCurrentTime();
-}
-
-export interface DeliveryBacklog {
-  /** Pending deliveries whose next attempt is due now (the queue depth a worker has to drain). */
-  due: number;
-  /** Pending deliveries waiting for a scheduled retry. */
-  scheduled: number;
-  /** Seconds the oldest due delivery has been waiting since it became due; 0 when none is due. */
-  oldestDueSeconds: number;
-}
-
-/** The delivery backlog as PostgreSQL sees it: the delivery rows are the truth, pg-boss jobs only wake workers. */
-export async function readDeliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
-  const [row] = await sql<{ due: number; scheduled: number; oldest_due_seconds: number }[]>`
-    select count(*) filter (where coalesce(next_attempt_at, created_at) <= now())::int as due,
-           count(*) filter (where next_attempt_at > now())::int as scheduled,
-           coalesce(extract(epoch from now() - min(coalesce(next_attempt_at, created_at)) filter (where coalesce(next_attempt_at, created_at) <= now())), 0)::float8 as oldest_due_seconds
-    from webhook_deliveries where state = 'pending'`;
-  return { due: row.due, scheduled: row.scheduled, oldestDueSeconds: row.oldest_due_seconds };
 }
 
 /**

@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { orderExceptions, orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
-import { appendEvents } from '../events/append';
+import { appendEvents } from '../webhooks/outbox';
 import { conflict, notFound, PartnerError, type ErrorDetail } from '../http/errors';
 import { getGrantedProgram, orderProgramGranted } from '../programs/programs';
 import { checkOrderAgainstRequirements } from './order-check';

@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { orders, type Transaction } from '@lop/db';
-import { appendEvents, type EventDraft } from '../events/append';
+import type { EventDraft } from '../events/append';
+import { appendEvents } from '../webhooks/outbox';
 import type { EventData } from '../events/events.schemas';
 import { settleOpenExceptions, type ExceptionSettlement } from '../exceptions/resolution';
 import { LIFECYCLE_DETAILS, nextState, orderEventFor, type LifecycleDetail, type Transition } from './lifecycle';

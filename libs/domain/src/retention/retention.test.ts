@@ -68,8 +68,10 @@ async function delivery(state: 'pending' | 'delivered' | 'dead_lettered' | 'canc
     .insert(webhookDeliveries)
     .values({ subscriptionId, kind: 'test', state, attemptsMade: attempts, completedAt, createdAt: completedAt ?? new Date(Date.now() - 90 * DAY) })
     .returning();
+  // Only a delivered or dead-lettered delivery ended on its last attempt; any other attempt asked for a retry.
+  const lastOutcome = state === 'delivered' || state === 'dead_lettered' ? state : 'retry';
   for (let n = 1; n <= attempts; n++) {
-    await database.db.insert(webhookDeliveryAttempts).values({ deliveryId: row.id, attemptNumber: n, startedAt: new Date(), durationMs: 3, outcome: n === attempts ? state : 'retry' });
+    await database.db.insert(webhookDeliveryAttempts).values({ deliveryId: row.id, attemptNumber: n, startedAt: new Date(), durationMs: 3, outcome: n === attempts ? lastOutcome : 'retry' });
   }
   return row.id;
 }

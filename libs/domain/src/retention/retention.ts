@@ -1,6 +1,7 @@
 import type { Sql } from '@lop/db';
 import type { Config } from '../config/config';
 import { pruneRequestLog } from '../request-log/request-log';
+import { pruneFinishedDeliveries } from '../webhooks/delivery-store';
 
 /**
  * What the service keeps, and for how long (DESIGN §14): nothing grows without bound except the
@@ -84,17 +85,7 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
 
   const deliveriesBefore = before(settings.webhookHistorySeconds);
   for (;;) {
-    // Attempts and their delivery go in one statement (the foreign key is checked at its end);
-    // SKIP LOCKED leaves a row a worker or the control plane is touching right now to the next run.
-    const [row] = await sql<{ attempts: number; deliveries: number }[]>`
-      with finished as (
-        select id from webhook_deliveries
-        where completed_at < ${deliveriesBefore}::timestamptz and state <> 'pending'
-        limit ${batch}
-        for update skip locked),
-      attempts as (delete from webhook_delivery_attempts a using finished f where a.delivery_id = f.id returning 1),
-      deliveries as (delete from webhook_deliveries d using finished f where d.id = f.id returning 1)
-      select (select count(*) from attempts)::int as attempts, (select count(*) from deliveries)::int as deliveries`;
+    const row = await pruneFinishedDeliveries(sql, deliveriesBefore, batch);
     pruned.webhook_delivery_attempts += row.attempts;
     pruned.webhook_deliveries += row.deliveries;
     if (row.deliveries < batch) break;
@@ -102,7 +93,7 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
   report('webhook_delivery_attempts');
   report('webhook_deliveries');
 
-  // The request log's own module owns its table and its window.
+  // The request log's own module owns its table and its window, as the deliveries' own module owns theirs.
   pruned.sandbox_request_log = await pruneRequestLog(sql, now, batch);
   report('sandbox_request_log');
   return pruned;

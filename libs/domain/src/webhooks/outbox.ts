@@ -1,14 +1,17 @@
-import { sqlOf, type Transaction } from '@lop/db';
-import type { Stream } from '../events/append';
+import type { Transaction } from '@lop/db';
+import { appendEventsThrough, type EventDraft, type EventOutbox, type Stream } from '../events/append';
 import type { PartnerEvent } from '../events/events.schemas';
 import { activeTraceparent } from '../telemetry/tracing';
+import { insertEventDeliveries } from './delivery-store';
 import type { DeliveryQueue } from './delivery-queue';
 
 /**
- * The webhook side of the transactional outbox. appendEvents calls this in the transaction that
- * writes the events: one delivery row and one pg-boss job per (event, matching active
- * subscription), so the events, their deliveries and the jobs that wake a worker commit or roll
- * back together. Nothing can commit an event and lose its delivery.
+ * The webhook side of the transactional outbox, and the one way to append events: appendEvents
+ * writes the events and, in the same transaction, one delivery row and one pg-boss job per
+ * (event, matching active subscription), so the events, their deliveries and the jobs that wake a
+ * worker commit or roll back together. Nothing can commit an event and lose its delivery: the
+ * events module takes the outbox as an argument (EventOutbox), and outside tests this is the only
+ * place that passes one: a process cannot append without fanning out.
  */
 
 /** A started queue, or a way to start one when first needed (short-lived processes such as the admin CLI). */
@@ -40,24 +43,22 @@ export async function requireDeliveryQueue(): Promise<DeliveryQueue> {
 }
 
 /** Records and enqueues the deliveries of freshly appended events; a no-op when nothing subscribes. */
-export async function enqueueWebhookDeliveries(tx: Transaction, stream: Stream, appended: PartnerEvent[]): Promise<void> {
+const webhookOutbox: EventOutbox = async (tx: Transaction, stream: Stream, appended: PartnerEvent[]): Promise<void> => {
   if (appended.length === 0) return;
-  const events = JSON.stringify(appended.map((e) => ({ id: e.event_id, type: e.type, sequence: e.sequence })));
-  const client = sqlOf(tx);
   // The trace of the request (or operation) writing these events, when it is traced: each attempt
   // of these deliveries becomes a span of that trace (process-delivery.ts).
-  const traceparent = activeTraceparent();
-  const rows = await client<{ id: string }[]>`
-    insert into webhook_deliveries (subscription_id, event_id, kind, state, next_attempt_at, traceparent)
-    select s.id, e.id, 'event', 'pending', now(), ${traceparent}::text
-    from jsonb_to_recordset(${events}::jsonb) as e(id uuid, type text, sequence bigint)
-    join webhook_subscriptions s on e.type = any(s.event_types)
-    where s.client_id = ${stream.clientId} and s.environment = ${stream.environment} and s.status = 'active'
-    order by e.sequence, s.id
-    returning id`;
-  if (rows.length === 0) return;
+  const deliveryIds = await insertEventDeliveries(tx, stream, appended, activeTraceparent());
+  if (deliveryIds.length === 0) return;
   await (await requireDeliveryQueue()).enqueue(
     tx,
-    rows.map((row) => ({ delivery_id: row.id, attempt: 1, environment: stream.environment, clientId: stream.clientId })),
+    deliveryIds.map((id) => ({ delivery_id: id, attempt: 1, environment: stream.environment, clientId: stream.clientId })),
   );
+};
+
+/**
+ * Appends events to a client's stream inside the caller's transaction, with their webhook
+ * deliveries (events/append.ts appendEventsThrough says how the stream is written).
+ */
+export function appendEvents(tx: Transaction, stream: Stream, drafts: EventDraft[]): Promise<PartnerEvent[]> {
+  return appendEventsThrough(webhookOutbox, tx, stream, drafts);
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Link, type Span } from '@opentelemetry/api';
-import { and, eq, sql } from 'drizzle-orm';
-import { events, preparedStatement, webhookDeliveries, webhookSubscriptions, type Database } from '@lop/db';
+import type { Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { traceparentContext, withSpan } from '../telemetry/tracing';
-import { attemptInFlight, claimAttempt, completeAttempt, verdictOf } from './attempt-log';
+import { attemptInFlight, cancelPendingDeliveries, claimAttempt, completeAttempt, loadDeliveries, verdictOf, type LoadedDelivery } from './delivery-store';
 import { AttemptInterruptedError, attemptDelivery, AttemptNotStartedError, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
 import type { DeliveryJob, DeliveryQueue, EnqueueRequest } from './delivery-queue';
 import { decideNext, maxAttempts, type Decision, type RetryPolicy } from './retry-policy';
@@ -13,7 +12,7 @@ import { decideNext, maxAttempts, type Decision, type RetryPolicy } from './retr
 /**
  * Runs the attempt a delivery job wakes up for: claims it in the attempt log before the request
  * leaves, then completes it with the delivery's new state and (for a retry) the next job
- * (attempt-log.ts). The claim is the guard against duplicates: attempt n is claimed only while
+ * (delivery-store.ts). The claim is the guard against duplicates: attempt n is claimed only while
  * the delivery is pending at exactly attempt n-1, so a job that runs twice cannot fork the chain,
  * and never past the last attempt the policy allows.
  */
@@ -33,27 +32,6 @@ export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelle
 export interface DeliveryBatchJob {
   data: DeliveryJob;
   signal?: AbortSignal;
-}
-
-/**
- * The delivery, its subscription and its event for a whole batch of jobs in one round trip,
- * through a prepared statement: at backlog rates a query per job and drizzle's
- * query building per job were most of the worker's time.
- */
-const deliveriesByIds = preparedStatement((db) =>
-  db
-    .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
-    .from(webhookDeliveries)
-    .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
-    .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
-    .where(sql`${webhookDeliveries.id} = any(${sql.placeholder('ids')}::uuid[])`)
-    .prepare('webhook_load_deliveries'),
-);
-type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof deliveriesByIds>['execute']>>[number];
-
-async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<string, LoadedDelivery>> {
-  const rows = await deliveriesByIds(db).execute({ ids: [...new Set(deliveryIds)] });
-  return new Map(rows.map((row) => [row.delivery.id, row]));
 }
 
 /**
@@ -116,10 +94,7 @@ async function processLoaded(
   const clock = processor.attempt.clock ?? systemClock;
 
   if (subscription.status !== 'active') {
-    await db
-      .update(webhookDeliveries)
-      .set({ state: 'cancelled', failureReason: 'subscription_disabled', nextAttemptAt: null, completedAt: new Date(clock()) })
-      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.state, 'pending')));
+    await cancelPendingDeliveries(db, { deliveryId: delivery.id }, new Date(clock()));
     return 'cancelled';
   }
 

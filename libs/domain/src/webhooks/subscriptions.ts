@@ -1,10 +1,11 @@
 import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { apiClients, apiKeys, webhookDeliveries, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
+import { apiClients, apiKeys, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
-import { ControlPlaneError } from '../control-plane/control-plane';
 import { EVENT_TYPES, type EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
+import { cancelPendingDeliveries } from './delivery-store';
 import { BlockedDestinationError, blockedReason, checkDestinationUrl, systemResolver, type DestinationPolicy, type Resolver } from './destination-guard';
+import { subscriptionDisabled, WebhookError } from './errors';
 import { generateSigningSecret } from './signature';
 
 /**
@@ -61,7 +62,7 @@ async function checkRegistrationUrl(url: string, environment: Environment, guard
     }
     return checked.url.toString();
   } catch (error) {
-    if (error instanceof BlockedDestinationError) throw new ControlPlaneError(`refused destination: ${error.message}`);
+    if (error instanceof BlockedDestinationError) throw new WebhookError('refused_destination', `refused destination: ${error.message}`, error.message);
     throw error;
   }
 }
@@ -69,8 +70,8 @@ async function checkRegistrationUrl(url: string, environment: Environment, guard
 /** A subscription needs an active client with an active (unrevoked, unexpired) key in that environment. */
 async function checkEligibility(db: Database, clientId: string, environment: Environment) {
   const [client] = await db.select().from(apiClients).where(eq(apiClients.id, clientId));
-  if (!client) throw new ControlPlaneError(`no API client ${clientId}`);
-  if (client.status !== 'active') throw new ControlPlaneError(`API client ${clientId} is ${client.status}; only an active client can have webhooks`);
+  if (!client) throw new WebhookError('not_found', `no API client ${clientId}`);
+  if (client.status !== 'active') throw new WebhookError('not_allowed', `API client ${clientId} is ${client.status}; only an active client can have webhooks`);
   const [key] = await db
     .select({ id: apiKeys.id })
     .from(apiKeys)
@@ -83,16 +84,8 @@ async function checkEligibility(db: Database, clientId: string, environment: Env
       ),
     )
     .limit(1);
-  if (!key) throw new ControlPlaneError(`API client ${clientId} has no active ${environment} key; create one first (keys create)`);
+  if (!key) throw new WebhookError('not_allowed', `API client ${clientId} has no active ${environment} key; create one first (keys create)`);
   return client;
-}
-
-/** The (client, environment) already has `max` active subscriptions. */
-export class SubscriptionLimitError extends Error {
-  override name = 'SubscriptionLimitError';
-  constructor(readonly max: number) {
-    super(`at most ${max} active webhook subscriptions per API client and environment`);
-  }
 }
 
 /**
@@ -117,7 +110,7 @@ export async function createSubscription(
         .select({ active: sql<number>`count(*)::int` })
         .from(webhookSubscriptions)
         .where(and(eq(webhookSubscriptions.clientId, client.id), eq(webhookSubscriptions.environment, input.environment), eq(webhookSubscriptions.status, 'active')));
-      if (active >= input.maxActive) throw new SubscriptionLimitError(input.maxActive);
+      if (active >= input.maxActive) throw new WebhookError('subscription_limit', `at most ${input.maxActive} active webhook subscriptions per API client and environment`);
     }
     const [inserted] = await tx
       .insert(webhookSubscriptions)
@@ -146,7 +139,7 @@ export async function listSubscriptions(db: Database, filter: { clientId?: strin
 
 export async function getSubscription(db: Database | Transaction, subscriptionId: string): Promise<SubscriptionRow> {
   const [row] = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, subscriptionId));
-  if (!row) throw new ControlPlaneError(`no webhook subscription ${subscriptionId}`);
+  if (!row) throw new WebhookError('not_found', `no webhook subscription ${subscriptionId}`);
   return row;
 }
 
@@ -158,12 +151,8 @@ export async function disableSubscription(db: Database, subscriptionId: string) 
       .set({ status: 'disabled', disabledAt: sql`coalesce(${webhookSubscriptions.disabledAt}, now())` })
       .where(eq(webhookSubscriptions.id, subscriptionId))
       .returning();
-    if (!row) throw new ControlPlaneError(`no webhook subscription ${subscriptionId}`);
-    const cancelled = await tx
-      .update(webhookDeliveries)
-      .set({ state: 'cancelled', failureReason: 'subscription_disabled', nextAttemptAt: null, completedAt: new Date() })
-      .where(and(eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.state, 'pending')))
-      .returning({ id: webhookDeliveries.id });
+    if (!row) throw new WebhookError('not_found', `no webhook subscription ${subscriptionId}`);
+    const cancelled = await cancelPendingDeliveries(tx, { subscriptionId }, new Date());
     return { ...describeSubscription(row), cancelled_deliveries: cancelled.length };
   });
 }
@@ -174,7 +163,7 @@ export async function disableSubscription(db: Database, subscriptionId: string) 
  */
 export async function rotateSubscriptionSecret(db: Database, protector: DataProtector, subscriptionId: string) {
   const existing = await getSubscription(db, subscriptionId);
-  if (existing.status !== 'active') throw new ControlPlaneError(`webhook subscription ${subscriptionId} is disabled`);
+  if (existing.status !== 'active') throw subscriptionDisabled(subscriptionId);
   const secret = generateSigningSecret();
   const [row] = await db
     .update(webhookSubscriptions)

@@ -8,6 +8,6 @@ export const listOrders = partnerProcedure(listConsoleOrdersMeta)
   .input(listConsoleOrdersInput)
   .output(listConsoleOrdersOutput)
   .query(async ({ ctx, input }) => {
-    const page = await listConsoleOrders(ctx.db, ctx.caller, input);
+    const page = await listConsoleOrders(ctx.db, ctx.protector, ctx.caller, input);
     return ok(ctx, page, page.next_cursor);
   });

@@ -7,4 +7,4 @@ import { listWebhookDeliveriesInput, listWebhookDeliveriesMeta, listWebhookDeliv
 export const listWebhookDeliveries = partnerProcedure(listWebhookDeliveriesMeta)
   .input(listWebhookDeliveriesInput)
   .output(listWebhookDeliveriesOutput)
-  .query(async ({ ctx, input }) => ok(ctx, await listDeliveries(ctx.db, ctx.caller, input)));
+  .query(async ({ ctx, input }) => ok(ctx, await listDeliveries(ctx.db, ctx.protector, ctx.caller, input)));

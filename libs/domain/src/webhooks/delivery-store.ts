@@ -1,0 +1,487 @@
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import {
+  events,
+  preparedStatement,
+  sqlOf,
+  WEBHOOK_ATTEMPT_OUTCOMES,
+  WEBHOOK_DELIVERY_STATES,
+  webhookDeliveries,
+  webhookDeliveryAttempts,
+  webhookSubscriptions,
+  type Database,
+  type Sql,
+  type Transaction,
+  type WebhookAttemptOutcome,
+  type WebhookDeliveryState,
+} from '@lop/db';
+import type { Environment } from '../auth/scopes';
+import type { Stream } from '../events/append';
+import type { PartnerEvent } from '../events/events.schemas';
+import type { AttemptReport } from './delivery-attempt';
+import type { DeliveryQueue, EnqueueRequest } from './delivery-queue';
+import type { Decision } from './retry-policy';
+
+/**
+ * The one owner of webhook_deliveries and webhook_delivery_attempts (pg-boss's plans.ts): every
+ * query on those tables is here, and every other module (the outbox, the worker, the control
+ * plane, the console, retention, metrics) calls these functions. The states a row can be in are
+ * the frozen tables WEBHOOK_DELIVERY_STATES and WEBHOOK_ATTEMPT_OUTCOMES (libs/db), which also
+ * make the database enums.
+ *
+ * It is also the one writer of attempt rows and of the delivery state an attempt moves. An
+ * attempt is claimed before its request leaves and completed after it:
+ *
+ * - claim: the delivery's `attempts_made` goes from n-1 to n and attempt n is written with outcome
+ *   `sending` and a lease (`in_flight_until`, the job's expiry). Only one claim of attempt n can
+ *   succeed, and no claim past the last allowed attempt: the count lives in this table, not in
+ *   pg-boss's retry counter, so no job re-run can add an eighth attempt.
+ * - complete: the attempt gets its verdict and the delivery its new state (and, for a retry, the
+ *   next job) together.
+ * - an attempt still `sending` after its lease belongs to a worker that died or lost its database
+ *   mid-attempt: the next run of its job completes it as `interrupted` (the request may have
+ *   reached the receiver), so the log shows every attempt a receiver may have seen. Attempt n+1
+ *   is never claimed while attempt n is `sending`.
+ */
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type AttemptRow = typeof webhookDeliveryAttempts.$inferSelect;
+
+// In SQL text the states stay literals, as the partial indexes' predicates are written, so the
+// planner can match them; the database enum refuses a misspelt one when the statement is parsed.
+const { pending: PENDING, deadLettered: DEAD_LETTERED, cancelled: CANCELLED } = WEBHOOK_DELIVERY_STATES;
+
+export const SENDING = WEBHOOK_ATTEMPT_OUTCOMES.sending;
+
+export interface AttemptClaim {
+  deliveryId: string;
+  /** 1-based. */
+  attempt: number;
+  /** The attempt's id: the x-partner-delivery-id its request carries. */
+  attemptId: string;
+  startedAt: Date;
+  address: string | null;
+  requestHeaders: Record<string, string> | null;
+  requestBody: string | null;
+  /** The last attempt number allowed (7 by the spec). */
+  maxAttempts: number;
+  /** How long the attempt may stay `sending` before another run takes it as abandoned. */
+  leaseSeconds: number;
+}
+
+/** True if this run now owns attempt n; false if the delivery moved on (another run, a cancel). */
+export async function claimAttempt(db: Database, claim: AttemptClaim): Promise<boolean> {
+  const rows = await sqlOf(db)`
+    with claimed as (
+      update webhook_deliveries set attempts_made = ${claim.attempt}
+      where id = ${claim.deliveryId} and state = 'pending' and attempts_made = ${claim.attempt - 1} and ${claim.attempt} <= ${claim.maxAttempts}
+        -- never while the previous attempt is still in flight (a "retry now" job arriving meanwhile)
+        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = ${claim.deliveryId} and a.attempt_number = ${claim.attempt - 1} and a.outcome = ${SENDING})
+      returning id)
+    insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, outcome, destination_address, request_headers, request_body, in_flight_until)
+    select ${claim.attemptId}::uuid, id, ${claim.attempt}, ${claim.startedAt.toISOString()}::timestamptz, ${SENDING}, ${claim.address},
+           ${claim.requestHeaders === null ? null : JSON.stringify(claim.requestHeaders)}::jsonb, ${claim.requestBody},
+           now() + make_interval(secs => ${claim.leaseSeconds})
+    from claimed
+    returning delivery_id`;
+  return rows.length > 0;
+}
+
+export interface AttemptVerdict {
+  deliveryId: string;
+  attempt: number;
+  /** What the attempt row says: delivered, retry, dead_lettered (a test delivery: delivered, failed). */
+  outcome: Exclude<WebhookAttemptOutcome, typeof SENDING>;
+  /** The delivery's state after it: pending (a retry follows), delivered, dead_lettered, failed. */
+  deliveryState: WebhookDeliveryState;
+  failureReason: string | null;
+  statusCode: number | null;
+  errorClass: string | null;
+  durationMs: number | null;
+  address: string | null;
+  responseBody: Buffer | null;
+  responseBodyTruncated: boolean | null;
+  retryAfterSeconds: number | null;
+  nextAttemptAt: Date | null;
+  completedAt: Date | null;
+  /** Only an attempt whose lease ran out (its worker is gone), never one still running. */
+  onlyIfAbandoned?: boolean;
+}
+
+/**
+ * Writes the verdict of a claimed attempt and the delivery's new state, and enqueues `next` (the
+ * following attempt) with them. False when the attempt was not `sending` (already completed) or,
+ * with onlyIfAbandoned, still within its lease.
+ */
+export async function completeAttempt(db: Database, queue: DeliveryQueue | null, verdict: AttemptVerdict, next?: EnqueueRequest): Promise<boolean> {
+  const write = async (tx: Database | Transaction) => {
+    // postgres.js's own template, so it runs as a prepared statement (a round trip matters at backlog rates).
+    const rows = await sqlOf(tx)`
+      with finished as (
+        update webhook_delivery_attempts
+        set outcome = ${verdict.outcome}, status_code = ${verdict.statusCode}, error_class = ${verdict.errorClass}, duration_ms = ${verdict.durationMs},
+            destination_address = coalesce(${verdict.address}, destination_address), response_body = ${verdict.responseBody}, response_body_truncated = ${verdict.responseBodyTruncated},
+            retry_after_seconds = ${verdict.retryAfterSeconds}, next_attempt_at = ${verdict.nextAttemptAt?.toISOString() ?? null}::timestamptz, in_flight_until = null
+        where delivery_id = ${verdict.deliveryId} and attempt_number = ${verdict.attempt} and outcome = ${SENDING}
+          and (${verdict.onlyIfAbandoned === true} = false or in_flight_until < now())
+        returning delivery_id)
+      update webhook_deliveries d
+      set state = ${verdict.deliveryState}, failure_reason = ${verdict.failureReason}, next_attempt_at = ${verdict.nextAttemptAt?.toISOString() ?? null}::timestamptz,
+          last_status_code = ${verdict.statusCode}, last_error_class = ${verdict.errorClass}, completed_at = ${verdict.completedAt?.toISOString() ?? null}::timestamptz
+      from finished
+      where d.id = finished.delivery_id and d.state = 'pending' and d.attempts_made = ${verdict.attempt}
+      returning d.id`;
+    // The attempt row may be completed while the delivery was cancelled meanwhile: then nothing follows.
+    if (rows.length > 0 && next && queue) await queue.enqueue(tx as Transaction, [next]);
+    return rows.length > 0;
+  };
+  if (!next) return write(db);
+  return db.transaction((tx) => write(tx));
+}
+
+/** Whether attempt n of a delivery is `sending` and still within its lease (its worker may be running it). */
+export async function attemptInFlight(db: Database, deliveryId: string, attempt: number): Promise<boolean> {
+  const rows = await sqlOf(db)`
+    select 1 from webhook_delivery_attempts
+    where delivery_id = ${deliveryId} and attempt_number = ${attempt} and outcome = ${SENDING} and in_flight_until >= now()`;
+  return rows.length > 0;
+}
+
+/** A delivery attempt's verdict in the shape the attempt log writes. */
+export function verdictOf(deliveryId: string, attempt: number, report: AttemptReport | null, decision: Decision, now: number, onlyIfAbandoned = false): AttemptVerdict {
+  const nextAttemptAt = decision.outcome === 'retry' ? new Date(now + decision.delaySeconds * 1000) : null;
+  return {
+    deliveryId,
+    attempt,
+    outcome: decision.outcome,
+    deliveryState: decision.outcome === 'retry' ? PENDING : decision.outcome,
+    failureReason: decision.outcome === 'dead_lettered' ? decision.reason : null,
+    statusCode: report?.statusCode ?? null,
+    errorClass: decision.outcome === 'delivered' ? null : decision.errorClass,
+    durationMs: report?.durationMs ?? null,
+    address: report?.address ?? null,
+    responseBody: report?.responseBody ?? null,
+    responseBodyTruncated: report?.responseBodyTruncated ?? null,
+    retryAfterSeconds: decision.outcome === 'retry' ? decision.retryAfterSeconds : null,
+    nextAttemptAt,
+    completedAt: decision.outcome === 'retry' ? null : new Date(now),
+    onlyIfAbandoned,
+  };
+}
+
+// ---- Creating deliveries -------------------------------------------------------------------
+
+/**
+ * The outbox's insert: one pending delivery per (appended event, matching active subscription of
+ * the stream), in the transaction that writes the events. Returns the new ids, in event order.
+ */
+export async function insertEventDeliveries(tx: Transaction, stream: Stream, appended: PartnerEvent[], traceparent: string | null): Promise<string[]> {
+  const events = JSON.stringify(appended.map((e) => ({ id: e.event_id, type: e.type, sequence: e.sequence })));
+  const rows = await sqlOf(tx)<{ id: string }[]>`
+    insert into webhook_deliveries (subscription_id, event_id, kind, state, next_attempt_at, traceparent)
+    select s.id, e.id, 'event', 'pending', now(), ${traceparent}::text
+    from jsonb_to_recordset(${events}::jsonb) as e(id uuid, type text, sequence bigint)
+    join webhook_subscriptions s on e.type = any(s.event_types)
+    where s.client_id = ${stream.clientId} and s.environment = ${stream.environment} and s.status = 'active'
+    order by e.sequence, s.id
+    returning id`;
+  return rows.map((row) => row.id);
+}
+
+/** A control-plane or console test delivery: pending until its one attempt completes it. */
+export async function insertTestDelivery(db: Database, subscriptionId: string): Promise<DeliveryRow> {
+  const [delivery] = await db.insert(webhookDeliveries).values({ subscriptionId, kind: 'test', state: PENDING }).returning();
+  return delivery;
+}
+
+/** A replay of `original`: a new pending delivery of the same event, linked back by replay_of. */
+export async function insertReplay(tx: Transaction, original: DeliveryRow & { eventId: string }, requestedBy: string, traceparent: string | null): Promise<string> {
+  const [replay] = await tx
+    .insert(webhookDeliveries)
+    .values({ subscriptionId: original.subscriptionId, eventId: original.eventId, kind: 'replay', replayOf: original.id, requestedBy, state: PENDING, nextAttemptAt: new Date(), traceparent })
+    .returning({ id: webhookDeliveries.id });
+  return replay.id;
+}
+
+/**
+ * Every replay of an endpoint (resend, recover) runs under this transaction-scoped advisory lock,
+ * taken with try: a concurrent one is refused at once instead of holding a pooled connection
+ * while it waits. False when another holds it.
+ */
+export async function tryLockEndpointReplays(tx: Transaction, subscriptionId: string): Promise<boolean> {
+  const [{ locked }] = await sqlOf(tx)<{ locked: boolean }[]>`
+    select pg_try_advisory_xact_lock(hashtext('webhook_recover'), hashtext(${subscriptionId})) as locked`;
+  return locked;
+}
+
+/** A delivery of the event to the endpoint that is still pending, if any. */
+export async function pendingDeliveryOfEvent(tx: Transaction, subscriptionId: string, eventId: string): Promise<string | null> {
+  const [pending] = await tx
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.state, PENDING)))
+    .limit(1);
+  return pending?.id ?? null;
+}
+
+/**
+ * recover's statement (deliveries.ts recoverDeadLetters says what it means): under the caller's
+ * endpoint lock, marks the chosen dead letters recovered and inserts one replay per event.
+ */
+export async function insertRecoveryReplays(
+  tx: Transaction,
+  input: { subscriptionId: string; since: Date; requestedBy: string; limit: number; traceparent: string | null },
+): Promise<{ candidates: number; replayIds: string[] }> {
+  const since = input.since.toISOString();
+  const [row] = await sqlOf(tx)<{ candidates: number; replay_ids: string[] }[]>`
+    with candidates as (
+      select d.event_id, (array_agg(d.id order by d.created_at desc, d.id desc))[1] as latest, min(d.created_at) as first_at
+      from webhook_deliveries d
+      where d.subscription_id = ${input.subscriptionId} and d.state = 'dead_lettered' and d.event_id is not null
+        and d.recovered_at is null and d.created_at >= ${since}::timestamptz
+        and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.event_id = d.event_id and p.state in ('pending', 'delivered'))
+      group by d.event_id),
+    chosen as (select * from candidates order by first_at, event_id limit ${input.limit}),
+    marked as (
+      update webhook_deliveries d set recovered_at = now()
+      from chosen c
+      where d.subscription_id = ${input.subscriptionId} and d.event_id = c.event_id and d.state = 'dead_lettered'
+        and d.recovered_at is null and d.created_at >= ${since}::timestamptz
+      returning d.id),
+    replays as (
+      insert into webhook_deliveries (subscription_id, event_id, kind, replay_of, requested_by, state, next_attempt_at, traceparent)
+      select ${input.subscriptionId}, c.event_id, 'replay', c.latest, ${input.requestedBy}, 'pending', now(), ${input.traceparent}::text
+      from chosen c
+      order by c.first_at, c.event_id
+      returning id)
+    select (select count(*) from candidates)::int as candidates,
+           (select count(*) from marked)::int as marked,
+           coalesce((select array_agg(id) from replays), '{}') as replay_ids`;
+  return { candidates: row.candidates, replayIds: row.replay_ids };
+}
+
+// ---- Moving deliveries ---------------------------------------------------------------------
+
+/**
+ * Cancels pending deliveries (one, or every one of a subscription): their subscription was
+ * disabled. Returns the ids cancelled.
+ */
+export async function cancelPendingDeliveries(db: Database | Transaction, which: { deliveryId: string } | { subscriptionId: string }, at: Date): Promise<string[]> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ state: CANCELLED, failureReason: 'subscription_disabled', nextAttemptAt: null, completedAt: at })
+    .where(
+      and(
+        'deliveryId' in which ? eq(webhookDeliveries.id, which.deliveryId) : eq(webhookDeliveries.subscriptionId, which.subscriptionId),
+        eq(webhookDeliveries.state, PENDING),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id });
+  return rows.map((row) => row.id);
+}
+
+/** "Retry now": a pending delivery still at `attemptsMade` becomes due now. False if it moved on meanwhile. */
+export async function makeRetryDueNow(tx: Transaction, deliveryId: string, attemptsMade: number): Promise<boolean> {
+  const [row] = await tx
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: sql`now()` })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.state, PENDING), eq(webhookDeliveries.attemptsMade, attemptsMade)))
+    .returning({ id: webhookDeliveries.id });
+  return Boolean(row);
+}
+
+// ---- Reading deliveries --------------------------------------------------------------------
+
+/**
+ * The delivery, its subscription and its event for a whole batch of jobs in one round trip,
+ * through a prepared statement: at backlog rates a query per job and drizzle's
+ * query building per job were most of the worker's time.
+ */
+const deliveriesByIds = preparedStatement((db) =>
+  db
+    .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
+    .from(webhookDeliveries)
+    .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
+    .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(sql`${webhookDeliveries.id} = any(${sql.placeholder('ids')}::uuid[])`)
+    .prepare('webhook_load_deliveries'),
+);
+export type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof deliveriesByIds>['execute']>>[number];
+
+/** The worker's batch load, by delivery id. */
+export async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<string, LoadedDelivery>> {
+  const rows = await deliveriesByIds(db).execute({ ids: [...new Set(deliveryIds)] });
+  return new Map(rows.map((row) => [row.delivery.id, row]));
+}
+
+export async function deliveryById(db: Database | Transaction, deliveryId: string): Promise<DeliveryRow | undefined> {
+  const [row] = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
+  return row;
+}
+
+/** Newest first. `dead` lists only dead letters: exhausted or permanently failed deliveries. */
+export async function selectDeliveries(db: Database, filter: { subscriptionId?: string; dead?: boolean; limit?: number }): Promise<DeliveryRow[]> {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(
+      and(
+        filter.subscriptionId ? eq(webhookDeliveries.subscriptionId, filter.subscriptionId) : undefined,
+        filter.dead ? eq(webhookDeliveries.state, DEAD_LETTERED) : undefined,
+      ),
+    )
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(filter.limit ?? 100);
+}
+
+/** The attempts of these deliveries, each delivery's in attempt order. */
+export async function attemptsOf(db: Database, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.select().from(webhookDeliveryAttempts).where(inArray(webhookDeliveryAttempts.deliveryId, deliveryIds)).orderBy(asc(webhookDeliveryAttempts.attemptNumber));
+}
+
+/** The ids of the replays of each delivery, oldest first. */
+export async function replaysOf(db: Database, deliveryIds: string[]): Promise<Map<string, string[]>> {
+  const replays = new Map<string, string[]>(deliveryIds.map((id) => [id, []]));
+  if (deliveryIds.length === 0) return replays;
+  const rows = await db
+    .select({ id: webhookDeliveries.id, replayOf: webhookDeliveries.replayOf })
+    .from(webhookDeliveries)
+    .where(inArray(webhookDeliveries.replayOf, deliveryIds))
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
+  for (const row of rows) replays.get(row.replayOf!)!.push(row.id);
+  return replays;
+}
+
+/** Each subscription's deliveries by what they wait for; `retrying` are pending ones a failed attempt left. */
+export async function deliveryCounts(db: Database, subscriptionIds: string[]) {
+  if (subscriptionIds.length === 0) return [];
+  return db
+    .select({
+      subscriptionId: webhookDeliveries.subscriptionId,
+      delivered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'delivered')::int`,
+      pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
+      // A failed attempt leaves its error class; a first attempt in flight has none yet.
+      retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null)::int`,
+      deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
+    })
+    .from(webhookDeliveries)
+    .where(inArray(webhookDeliveries.subscriptionId, subscriptionIds))
+    .groupBy(webhookDeliveries.subscriptionId);
+}
+
+/** Whose deliveries a console reader may see: the subscriptions of one client, laboratory and environment. */
+export interface DeliveryTenant {
+  laboratoryId: string;
+  clientId: string;
+  environment: Environment;
+}
+
+/** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead, failed tests). */
+export type DeliveryFilter = 'all' | 'failing' | 'dead_lettered' | 'delivered';
+
+export interface TenantDeliveryQuery {
+  deliveryIds?: string[];
+  subscriptionId?: string;
+  filter?: DeliveryFilter;
+  /** Only deliveries after this one in the newest-first order (a page's cursor). */
+  afterId?: string;
+  /** Newest first with a limit; otherwise oldest first. */
+  newestFirst?: { limit: number };
+}
+
+/**
+ * Deliveries joined to the subscription (for ownership and URL) and the event (for its type),
+ * only ever of the tenant's own subscriptions: every query adds its condition to the tenancy.
+ */
+export async function tenantDeliveries(db: Database, tenant: DeliveryTenant, query: TenantDeliveryQuery) {
+  const filter = query.filter ?? 'all';
+  const state =
+    filter === 'failing'
+      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
+      : filter === 'all'
+        ? undefined
+        : eq(webhookDeliveries.state, filter);
+  const select = db
+    .select({ delivery: webhookDeliveries, url: webhookSubscriptions.url, eventType: events.type })
+    .from(webhookDeliveries)
+    .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
+    .leftJoin(events, eq(events.id, webhookDeliveries.eventId))
+    .where(
+      and(
+        eq(webhookSubscriptions.laboratoryId, tenant.laboratoryId),
+        eq(webhookSubscriptions.clientId, tenant.clientId),
+        eq(webhookSubscriptions.environment, tenant.environment),
+        query.deliveryIds ? inArray(webhookDeliveries.id, query.deliveryIds) : undefined,
+        query.subscriptionId ? eq(webhookDeliveries.subscriptionId, query.subscriptionId) : undefined,
+        state,
+        // Compared in SQL: created_at keeps microseconds a JavaScript Date would round away.
+        query.afterId
+          ? sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (select d.created_at, d.id from webhook_deliveries d where d.id = ${query.afterId})`
+          : undefined,
+      ),
+    )
+    .$dynamic();
+  return query.newestFirst
+    ? select.orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(query.newestFirst.limit)
+    : select.orderBy(webhookDeliveries.createdAt, webhookDeliveries.id);
+}
+export type TenantDeliveryRow = Awaited<ReturnType<typeof tenantDeliveries>>[number];
+
+/** Whether the delivery is one of the subscription's (a page cursor must name one). */
+export async function isDeliveryOf(db: Database, deliveryId: string, subscriptionId: string): Promise<boolean> {
+  const [found] = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.subscriptionId, subscriptionId)));
+  return Boolean(found);
+}
+
+/** The deliveries of these events to these subscriptions, oldest first. */
+export async function deliveriesOfEvents(db: Database, eventIds: string[], subscriptionIds: string[]): Promise<DeliveryRow[]> {
+  if (eventIds.length === 0 || subscriptionIds.length === 0) return [];
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(inArray(webhookDeliveries.eventId, eventIds), inArray(webhookDeliveries.subscriptionId, subscriptionIds)))
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
+}
+
+export interface DeliveryBacklog {
+  /** Pending deliveries whose next attempt is due now (the queue depth a worker has to drain). */
+  due: number;
+  /** Pending deliveries waiting for a scheduled retry. */
+  scheduled: number;
+  /** Seconds the oldest due delivery has been waiting since it became due; 0 when none is due. */
+  oldestDueSeconds: number;
+}
+
+/** The delivery backlog as PostgreSQL sees it: the delivery rows are the truth, pg-boss jobs only wake workers. */
+export async function readDeliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
+  const [row] = await sql<{ due: number; scheduled: number; oldest_due_seconds: number }[]>`
+    select count(*) filter (where coalesce(next_attempt_at, created_at) <= now())::int as due,
+           count(*) filter (where next_attempt_at > now())::int as scheduled,
+           coalesce(extract(epoch from now() - min(coalesce(next_attempt_at, created_at)) filter (where coalesce(next_attempt_at, created_at) <= now())), 0)::float8 as oldest_due_seconds
+    from webhook_deliveries where state = 'pending'`;
+  return { due: row.due, scheduled: row.scheduled, oldestDueSeconds: row.oldest_due_seconds };
+}
+
+// ---- Retention -----------------------------------------------------------------------------
+
+/**
+ * One batch of the retention pass: up to `batch` deliveries that reached a final state before
+ * `before`, with their attempts. A pending delivery is never pruned, however old.
+ */
+export async function pruneFinishedDeliveries(sql: Sql, before: string, batch: number): Promise<{ attempts: number; deliveries: number }> {
+  // Attempts and their delivery go in one statement (the foreign key is checked at its end);
+  // SKIP LOCKED leaves a row a worker or the control plane is touching right now to the next run.
+  const [row] = await sql<{ attempts: number; deliveries: number }[]>`
+    with finished as (
+      select id from webhook_deliveries
+      where completed_at < ${before}::timestamptz and state <> 'pending'
+      limit ${batch}
+      for update skip locked),
+    attempts as (delete from webhook_delivery_attempts a using finished f where a.delivery_id = f.id returning 1),
+    deliveries as (delete from webhook_deliveries d using finished f where d.id = f.id returning 1)
+    select (select count(*) from attempts)::int as attempts, (select count(*) from deliveries)::int as deliveries`;
+  return row;
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../auth/scopes';
+import { createKey } from '../control-plane/control-plane';
+import { appendEventsThrough, type EventDraft, type EventOutbox } from '../events/append';
+import { eventsOf, newOrder, openTestDatabase } from '../../testing/orders';
+import type { OrderRow } from '../orders/order-resource';
+import { DataProtector } from '../security/protector';
+import { appendEvents, DeliveryQueueMissingError } from './outbox';
+import { createSubscription } from './subscriptions';
+
+const connection = openTestDatabase();
+const { db } = connection;
+afterAll(() => connection.close());
+
+const draft = (order: OrderRow): EventDraft => ({
+  type: 'order.updated',
+  occurredAt: new Date(),
+  orderId: order.id,
+  programId: order.programId,
+  data: { order_id: order.id, external_order_id: 'outbox', program_id: order.programId, client_id: order.clientId, environment: 'sandbox', lifecycle: 'active' },
+});
+
+describe('the outbox port: events define it, webhooks provide it', () => {
+  it('the appended events reach the outbox in the transaction that writes them: an outbox that fails takes the events with it', async () => {
+    const { order } = await newOrder(db);
+    const stream = { clientId: order.clientId, environment: order.environment };
+    const before = (await eventsOf(db, order)).length;
+    const handed: unknown[] = [];
+    const failing: EventOutbox = async (_tx, to, appended) => {
+      handed.push({ to, sequences: appended.map((e) => e.sequence) });
+      throw new Error('outbox refused');
+    };
+    await expect(db.transaction((tx) => appendEventsThrough(failing, tx, stream, [draft(order)]))).rejects.toThrow('outbox refused');
+    expect(handed).toEqual([{ to: stream, sequences: [before + 1] }]);
+    expect(await eventsOf(db, order)).toHaveLength(before);
+    // The same draft through an outbox that takes it commits.
+    await db.transaction((tx) => appendEventsThrough(async () => undefined, tx, stream, [draft(order)]));
+    expect(await eventsOf(db, order)).toHaveLength(before + 1);
+  });
+
+  it('appendEvents, the one every writer imports, fans out to webhooks: an event a subscription takes cannot commit without a delivery queue', async () => {
+    const { order } = await newOrder(db);
+    await createKey(db, { clientId: order.clientId, environment: 'sandbox', scopes: [...SCOPES] });
+    await createSubscription(db, new DataProtector(randomBytes(32)), { clientId: order.clientId, environment: 'sandbox', url: 'http://127.0.0.1:9/hooks', eventTypes: ['order.updated'] }, { allowLoopback: true, servicePorts: [] });
+    const stream = { clientId: order.clientId, environment: order.environment };
+    await expect(db.transaction((tx) => appendEvents(tx, stream, [draft(order)]))).rejects.toBeInstanceOf(DeliveryQueueMissingError);
+  });
+});
