@@ -1,3 +1,4 @@
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { useId, useState } from 'react';
 import type { RecordedCall } from '../inspector/call-log';
 import { restRequestFor, type RestRequest } from '../inspector/rest-routes';
@@ -54,7 +55,7 @@ export function Inspector({ call, preview, label }: { call?: RecordedCall; previ
   if (!call && !request) return null;
 
   const status = call?.state === 'ok' ? request?.successStatus : call?.status;
-  const summary = request ? `${request.method} ${new URL(request.url).pathname.replace('/api/public/partner', '')}` : `tRPC ${call!.path}`;
+  const summary = request ? `${request.method} ${new URL(request.url).pathname.replace(PARTNER_BASE_PATH, '')}` : `tRPC ${call!.path}`;
   const sentKey = request?.headers['Idempotency-Key'];
   const snippetRequest = request && sentKey && freshKey ? { ...request, headers: { ...request.headers, 'Idempotency-Key': freshKey } } : request;
   const snippet = snippetRequest ? SNIPPET_LANGUAGES.find((l) => l.id === language)!.render(snippetRequest) : '';
