@@ -1,5 +1,4 @@
-import { and, desc, eq } from 'drizzle-orm';
-import { webhookSubscriptions, type Database } from '@lop/db';
+import type { Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
 import { cursorCodec, rowIdPosition } from '../http/cursor';
@@ -21,7 +20,15 @@ import { describeDelivery, excerptText } from '../webhooks/delivery-view';
 import type { DestinationPolicy } from '../webhooks/destination-guard';
 import { requireDeliveryQueue } from '../webhooks/outbox';
 import { subscriptionDisabled, WebhookError } from '../webhooks/errors';
-import { createSubscription, disableSubscription, rotateSubscriptionSecret, type SubscriptionRow } from '../webhooks/subscriptions';
+import {
+  createSubscription,
+  disableSubscription,
+  findOwnedSubscription,
+  rotateSubscriptionSecret,
+  setSubscriptionEventTypes,
+  subscriptionsOf,
+  type SubscriptionRow,
+} from '../webhooks/subscriptions';
 import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
 
 /**
@@ -53,17 +60,7 @@ function requireSandbox(caller: Caller): void {
 
 /** The caller's own sandbox subscription, or 404 (another client's, another environment's, or none). */
 async function ownSubscription(db: Database, caller: Caller, subscriptionId: string): Promise<SubscriptionRow> {
-  const [row] = await db
-    .select()
-    .from(webhookSubscriptions)
-    .where(
-      and(
-        eq(webhookSubscriptions.id, subscriptionId),
-        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
-        eq(webhookSubscriptions.clientId, caller.clientId),
-        eq(webhookSubscriptions.environment, caller.environment),
-      ),
-    );
+  const row = await findOwnedSubscription(db, caller, subscriptionId);
   if (!row) throw notFound('webhook endpoint');
   return row;
 }
@@ -121,11 +118,7 @@ async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise
 
 export async function listWebhookEndpoints(db: Database, caller: Caller): Promise<ConsoleWebhookEndpoint[]> {
   requireSandbox(caller);
-  const rows = await db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.laboratoryId, caller.laboratoryId), eq(webhookSubscriptions.clientId, caller.clientId), eq(webhookSubscriptions.environment, 'sandbox')))
-    .orderBy(desc(webhookSubscriptions.createdAt));
+  const rows = await subscriptionsOf(db, { laboratoryId: caller.laboratoryId, clientId: caller.clientId, environment: 'sandbox' });
   return describeEndpoints(db, rows);
 }
 
@@ -159,10 +152,7 @@ export async function updateWebhookEndpoint(db: Database, caller: Caller, subscr
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
   if (row.status !== 'active') asPartnerError(subscriptionDisabled(row.id));
-  await db
-    .update(webhookSubscriptions)
-    .set({ eventTypes: [...new Set(input.event_types)] })
-    .where(eq(webhookSubscriptions.id, row.id));
+  await setSubscriptionEventTypes(db, row.id, input.event_types);
   return endpointOf(db, caller, row.id);
 }
 

@@ -143,6 +143,35 @@ export async function getSubscription(db: Database | Transaction, subscriptionId
   return row;
 }
 
+/** Whose subscriptions a partner-facing caller may see: its laboratory, API client and environment. */
+export interface SubscriptionOwner {
+  laboratoryId: string;
+  clientId: string;
+  environment: Environment;
+}
+
+const ownedBy = (owner: SubscriptionOwner) =>
+  and(eq(webhookSubscriptions.laboratoryId, owner.laboratoryId), eq(webhookSubscriptions.clientId, owner.clientId), eq(webhookSubscriptions.environment, owner.environment));
+
+/** The owner's subscriptions, newest first. */
+export async function subscriptionsOf(db: Database, owner: SubscriptionOwner): Promise<SubscriptionRow[]> {
+  return db.select().from(webhookSubscriptions).where(ownedBy(owner)).orderBy(desc(webhookSubscriptions.createdAt));
+}
+
+/** The owner's subscription `subscriptionId`, or undefined (another owner's, or none). */
+export async function findOwnedSubscription(db: Database, owner: SubscriptionOwner, subscriptionId: string): Promise<SubscriptionRow | undefined> {
+  const [row] = await db.select().from(webhookSubscriptions).where(and(eq(webhookSubscriptions.id, subscriptionId), ownedBy(owner)));
+  return row;
+}
+
+/** Chooses which event types the subscription receives from now on (events already emitted are not delivered again). */
+export async function setSubscriptionEventTypes(db: Database, subscriptionId: string, eventTypes: EventType[]): Promise<void> {
+  await db
+    .update(webhookSubscriptions)
+    .set({ eventTypes: [...new Set(eventTypes)] })
+    .where(eq(webhookSubscriptions.id, subscriptionId));
+}
+
 /** Stops deliveries at once: pending ones are cancelled, and new events no longer match. */
 export async function disableSubscription(db: Database, subscriptionId: string) {
   return db.transaction(async (tx) => {
