@@ -26,16 +26,8 @@ describe('migrations', () => {
   });
 
   it('an empty database reports every migration pending, and none after migrating', async () => {
-    const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
-    const name = `lop_empty_${Date.now().toString(36)}`;
-    await admin.unsafe(`create database "${name}"`);
-    made.push({
-      drop: async () => {
-        await admin.unsafe(`drop database if exists "${name}" with (force)`);
-        await admin.end();
-      },
-    });
-    const url = withDatabase(serverUrl, name);
+    const { url, drop } = await createTestDatabase(serverUrl, 'empty', { migrated: false });
+    made.push({ drop });
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     try {
       expect(await pendingMigrationCount(sql)).toBeGreaterThan(0);
@@ -61,16 +53,8 @@ describe('migrations', () => {
   });
 
   it('0012 turns the delivery state and attempt outcome into enums in place: rows keep their values, the partial indexes still serve', async () => {
-    const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
-    const name = `lop_enum_${Date.now().toString(36)}`;
-    await admin.unsafe(`create database "${name}"`);
-    made.push({
-      drop: async () => {
-        await admin.unsafe(`drop database if exists "${name}" with (force)`);
-        await admin.end();
-      },
-    });
-    const url = withDatabase(serverUrl, name);
+    const { url, drop } = await createTestDatabase(serverUrl, 'enum', { migrated: false });
+    made.push({ drop });
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     // The committed migrations up to 0011 only: a database as it was before the enums.
     const before = await mkdtemp(join(tmpdir(), 'lop-migrations-'));

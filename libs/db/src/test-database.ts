@@ -14,14 +14,17 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database on the given server, so concurrent test runs never see each other's rows. */
-export async function createTestDatabase(serverUrl: string, label = 'test'): Promise<TestDatabase> {
+/**
+ * A fresh database on the given server, so concurrent test runs never see each other's rows:
+ * migrated, unless a migration test wants it empty (`migrated: false`).
+ */
+export async function createTestDatabase(serverUrl: string, label = 'test', options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const name = `lop_${label}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
   await admin.unsafe(`create database "${name}"`);
   await admin.end({ timeout: 5 });
   const url = withDatabase(serverUrl, name);
-  await runMigrations(url);
+  if (options.migrated !== false) await runMigrations(url);
   return {
     url,
     drop: async () => {
