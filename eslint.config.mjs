@@ -37,14 +37,6 @@ export default [
     },
   },
   {
-    // The console bundles the contract for the browser: no Node built-ins in it (its tsconfig has no Node types either).
-    files: ['libs/contract/src/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: '@lop/contract runs in the browser: no Node built-ins (take a function from the caller, as the signer takes its HMAC).' }] }],
-      'no-restricted-globals': ['error', { name: 'Buffer', message: '@lop/contract runs in the browser: use Uint8Array, btoa or TextEncoder.' }],
-    },
-  },
-  {
     // The browser bundle takes only types from the server side (the tRPC router's type); values
     // it shares with the API (event types, lifecycle values, paths) come from @lop/contract.
     files: ['apps/sandbox-console/src/**/*.ts', 'apps/sandbox-console/src/**/*.tsx'],
@@ -67,6 +59,22 @@ export default [
     ignores: ['**/*.test.ts', '**/*.test.tsx', '**/testing/**', '**/e2e/**', '**/vitest.config.ts', 'libs/testing/**', 'tools/bench/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: [{ name: '@lop/testing', message: 'Test builders are for test files and test harnesses (**/*.test.ts, **/testing/**, **/e2e/**), not production code.' }] }],
+    },
+  },
+  {
+    // The console bundles the contract for the browser: no Node built-ins in it (its tsconfig has no Node types either).
+    files: ['libs/contract/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      // One setting of the rule for these files, so it repeats the @lop/testing ban above (a later block replaces a rule's options, it does not add to them).
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: '@lop/testing', message: 'Test builders are for test files and test harnesses, not production code.' }],
+          patterns: [{ group: ['node:*'], message: '@lop/contract runs in the browser: no Node built-ins (take a function from the caller, as the signer takes its HMAC).' }],
+        },
+      ],
+      'no-restricted-globals': ['error', { name: 'Buffer', message: '@lop/contract runs in the browser: use Uint8Array, btoa or TextEncoder.' }],
     },
   },
 ];
