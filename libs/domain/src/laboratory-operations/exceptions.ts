@@ -1,9 +1,9 @@
 import { and, eq } from 'drizzle-orm';
-import { orderExceptions, orders, resultVersions, specimens, type Database, type Transaction } from '@lop/db';
+import { orders, resultVersions, specimens, type Database, type Transaction } from '@lop/db';
 import type { EventDraft } from '../events/append';
 import { appendEvents } from '../webhooks/outbox';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
-import { exceptionRowsOf, type ExceptionRow } from '../exceptions/exceptions';
+import { exceptionRowsOf, insertExceptionRow, lockExceptionRow, markExceptionResolved, orderIdOfException, type ExceptionRow } from '../exceptions/exceptions';
 import { actionRequiredCode } from '../exceptions/resolution';
 import { actionRequiredData } from '../orders/order-events';
 import type { OrderRow } from '../orders/order-resource';
@@ -28,24 +28,20 @@ type ExceptionSpec = Omit<OpenExceptionInput, 'order_id'>;
 export async function insertException(tx: Transaction, order: OrderRow, spec: ExceptionSpec, now: Date): Promise<{ row: ExceptionRow; events: (order: OrderRow) => EventDraft[] }> {
   const defaults = EXCEPTION_CATEGORIES[spec.category];
   const entityType = spec.entity_type ?? defaults.entity_type;
-  const [row] = await tx
-    .insert(orderExceptions)
-    .values({
-      orderId: order.id,
-      category: spec.category,
-      severity: spec.severity ?? defaults.severity,
-      status: 'open',
-      ownerRole: spec.owner_role ?? defaults.owner_role,
-      entityType,
-      entityId: spec.entity_id ?? (entityType === 'order' ? order.id : null),
-      retryable: spec.retryable ?? defaults.retryable,
-      openedAt: now,
-      sourceExceptionType: spec.source_exception_type ?? null,
-      sourceDomain: defaults.domain,
-      sourceAdapterKey: spec.source_adapter_key ?? null,
-      operatorNotes: spec.operator_notes ?? null,
-    })
-    .returning();
+  const row = await insertExceptionRow(tx, {
+    orderId: order.id,
+    category: spec.category,
+    severity: spec.severity ?? defaults.severity,
+    ownerRole: spec.owner_role ?? defaults.owner_role,
+    entityType,
+    entityId: spec.entity_id ?? (entityType === 'order' ? order.id : null),
+    retryable: spec.retryable ?? defaults.retryable,
+    openedAt: now,
+    sourceExceptionType: spec.source_exception_type ?? null,
+    sourceDomain: defaults.domain,
+    sourceAdapterKey: spec.source_adapter_key ?? null,
+    operatorNotes: spec.operator_notes ?? null,
+  });
   return { row, events: (current) => (row.ownerRole === 'partner' ? [actionRequiredEvent(current, spec.category, now)] : []) };
 }
 
@@ -75,17 +71,13 @@ export async function openException(db: Database, input: OpenExceptionInput, now
  * changes nothing a partner's event could show, so it emits nothing.
  */
 export async function resolveException(db: Database, input: { exception_id: string; resolution_text: string; operator_notes?: string }, now = new Date()) {
-  const [found] = await db.select({ orderId: orderExceptions.orderId }).from(orderExceptions).where(eq(orderExceptions.id, input.exception_id));
-  if (!found) throw new LaboratoryOperationError('not_found', `no exception ${input.exception_id}`);
-  return operateOnOrder(db, found.orderId, async (tx, order) => {
-    const [row] = await tx.select().from(orderExceptions).where(eq(orderExceptions.id, input.exception_id)).for('update');
+  const orderId = await orderIdOfException(db, input.exception_id);
+  if (!orderId) throw new LaboratoryOperationError('not_found', `no exception ${input.exception_id}`);
+  return operateOnOrder(db, orderId, async (tx, order) => {
+    const row = (await lockExceptionRow(tx, input.exception_id))!;
     if (row.status !== 'open') throw new LaboratoryOperationError('conflict', `exception ${row.id} is already ${row.status}`);
     const before = await actionRequiredCode(tx, order.id);
-    const [resolved] = await tx
-      .update(orderExceptions)
-      .set({ status: 'resolved', resolvedAt: now, resolutionText: input.resolution_text, operatorNotes: input.operator_notes ?? row.operatorNotes })
-      .where(eq(orderExceptions.id, row.id))
-      .returning();
+    const resolved = await markExceptionResolved(tx, row.id, { resolvedAt: now, resolutionText: input.resolution_text, operatorNotes: input.operator_notes ?? row.operatorNotes });
     const after = await actionRequiredCode(tx, order.id);
     if (after !== before) {
       await appendEvents(tx, { clientId: order.clientId, environment: order.environment }, [orderEvent(order, 'order.updated', now, actionRequiredData(order.id, after))]);
