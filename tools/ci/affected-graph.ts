@@ -35,6 +35,7 @@ const CASES: { change: string; affected: string[]; why: string }[] = [
     affected: ['admin-cli', 'delivery-worker', 'docs', 'partner-api', 'partner-cli', 'sandbox-console', 'testing', 'tools'],
     why: 'the test builders: every project whose tests use them, and what depends on those',
   },
+  { change: '.dependency-cruiser.cjs', affected: ['docs', 'tools'], why: "the import rules: tools' ci/dependency-rules.test.ts runs them" },
   { change: 'tools/openapi/write-openapi.ts', affected: ['docs', 'tools'], why: 'the document writer is the drift check' },
   { change: 'apps/partner-cli/src/main.ts', affected: ['docs', 'partner-cli', 'tools'], why: 'the CLI owns the generated client types the drift check compares' },
   { change: 'tsconfig.json', affected: EVERYTHING, why: 'the TypeScript solution file: it makes every typecheck a tsc --build of project references' },
