@@ -14,6 +14,9 @@ export interface Caller {
   scopes: ReadonlySet<Scope>;
 }
 
+/** Whose data a query may touch: one laboratory's API client in one environment (a caller, or the owner of a row). */
+export type Tenant = Pick<Caller, 'laboratoryId' | 'clientId' | 'environment'>;
+
 // RFC 7235: a 401 names the scheme the client should use.
 const unauthorized = (message: string) => new PartnerError('unauthorized', message, { headers: { 'WWW-Authenticate': 'Bearer realm="partner-api"' } });
 

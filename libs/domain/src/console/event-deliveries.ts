@@ -1,9 +1,10 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
-import { events, webhookSubscriptions, type Database } from '@lop/db';
+import { and, eq, inArray } from 'drizzle-orm';
+import { events, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
 import { attemptsOf, deliveriesOfEvents } from '../webhooks/delivery-store';
 import { describeDelivery } from '../webhooks/delivery-view';
+import { subscriptionsOf } from '../webhooks/subscriptions';
 import type { ConsoleEventDeliveries } from './console.schemas';
 
 /**
@@ -14,17 +15,7 @@ import type { ConsoleEventDeliveries } from './console.schemas';
  * route's output schema (consoleDeliverySchema).
  */
 export async function listConsoleEventDeliveries(db: Database, caller: Caller, eventIds: string[]): Promise<ConsoleEventDeliveries> {
-  const subscriptions = await db
-    .select()
-    .from(webhookSubscriptions)
-    .where(
-      and(
-        eq(webhookSubscriptions.laboratoryId, caller.laboratoryId),
-        eq(webhookSubscriptions.clientId, caller.clientId),
-        eq(webhookSubscriptions.environment, caller.environment),
-      ),
-    )
-    .orderBy(asc(webhookSubscriptions.createdAt));
+  const subscriptions = await subscriptionsOf(db, caller, 'oldest');
 
   const ownEvents =
     eventIds.length === 0 || subscriptions.length === 0

@@ -14,7 +14,7 @@ import {
   type WebhookAttemptOutcome,
   type WebhookDeliveryState,
 } from '@lop/db';
-import type { Environment } from '../auth/scopes';
+import type { Tenant } from '../auth/authenticate';
 import type { Stream } from '../events/append';
 import type { PartnerEvent } from '../events/events.schemas';
 import type { AttemptReport } from './delivery-attempt';
@@ -369,13 +369,6 @@ export async function deliveryCounts(db: Database, subscriptionIds: string[]) {
     .groupBy(webhookDeliveries.subscriptionId);
 }
 
-/** Whose deliveries a console reader may see: the subscriptions of one client, laboratory and environment. */
-export interface DeliveryTenant {
-  laboratoryId: string;
-  clientId: string;
-  environment: Environment;
-}
-
 /** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead, failed tests). */
 export type DeliveryFilter = 'all' | 'failing' | 'dead_lettered' | 'delivered';
 
@@ -393,7 +386,7 @@ export interface TenantDeliveryQuery {
  * Deliveries joined to the subscription (for ownership and URL) and the event (for its type),
  * only ever of the tenant's own subscriptions: every query adds its condition to the tenancy.
  */
-export async function tenantDeliveries(db: Database, tenant: DeliveryTenant, query: TenantDeliveryQuery) {
+export async function tenantDeliveries(db: Database, tenant: Tenant, query: TenantDeliveryQuery) {
   const filter = query.filter ?? 'all';
   const state =
     filter === 'failing'

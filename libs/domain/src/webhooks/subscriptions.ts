@@ -1,5 +1,6 @@
-import { and, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { apiClients, apiKeys, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
+import type { Tenant } from '../auth/authenticate';
 import type { Environment } from '../auth/scopes';
 import { EVENT_TYPES, type EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
@@ -143,23 +144,20 @@ export async function getSubscription(db: Database | Transaction, subscriptionId
   return row;
 }
 
-/** Whose subscriptions a partner-facing caller may see: its laboratory, API client and environment. */
-export interface SubscriptionOwner {
-  laboratoryId: string;
-  clientId: string;
-  environment: Environment;
-}
-
-const ownedBy = (owner: SubscriptionOwner) =>
+const ownedBy = (owner: Tenant) =>
   and(eq(webhookSubscriptions.laboratoryId, owner.laboratoryId), eq(webhookSubscriptions.clientId, owner.clientId), eq(webhookSubscriptions.environment, owner.environment));
 
-/** The owner's subscriptions, newest first. */
-export async function subscriptionsOf(db: Database, owner: SubscriptionOwner): Promise<SubscriptionRow[]> {
-  return db.select().from(webhookSubscriptions).where(ownedBy(owner)).orderBy(desc(webhookSubscriptions.createdAt));
+/** The owner's subscriptions, newest first (or oldest first). */
+export async function subscriptionsOf(db: Database, owner: Tenant, order: 'newest' | 'oldest' = 'newest'): Promise<SubscriptionRow[]> {
+  return db
+    .select()
+    .from(webhookSubscriptions)
+    .where(ownedBy(owner))
+    .orderBy(order === 'newest' ? desc(webhookSubscriptions.createdAt) : asc(webhookSubscriptions.createdAt));
 }
 
 /** The owner's subscription `subscriptionId`, or undefined (another owner's, or none). */
-export async function findOwnedSubscription(db: Database, owner: SubscriptionOwner, subscriptionId: string): Promise<SubscriptionRow | undefined> {
+export async function findOwnedSubscription(db: Database, owner: Tenant, subscriptionId: string): Promise<SubscriptionRow | undefined> {
   const [row] = await db.select().from(webhookSubscriptions).where(and(eq(webhookSubscriptions.id, subscriptionId), ownedBy(owner)));
   return row;
 }
