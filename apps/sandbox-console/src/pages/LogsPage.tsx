@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import { useCapability } from '../capabilities';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
@@ -7,6 +7,7 @@ import { formatTime } from '../format';
 import { useLatestCall } from '../inspector/call-log';
 import { REST_ROUTES } from '../inspector/rest-routes';
 import { href } from '../routing';
+import { useSettled } from '../use-settled';
 import { useTRPC } from '../trpc';
 
 const STATUS_CLASSES = ['2xx', '4xx', '5xx'] as const;
@@ -224,14 +225,4 @@ function Body({ title, value, empty }: { title: string; value: unknown; empty: s
       )}
     </article>
   );
-}
-
-/** `value` once it has stopped changing for `ms`. */
-function useSettled<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return settled;
 }

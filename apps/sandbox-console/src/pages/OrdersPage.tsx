@@ -1,11 +1,12 @@
 import { LIFECYCLES, type Lifecycle } from '@lop/contract';
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import { useCapability } from '../capabilities';
 import { NextAction, OrderState } from '../components/OrderState';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { formatTime } from '../format';
 import { href } from '../routing';
+import { useSettled } from '../use-settled';
 import { useTRPC } from '../trpc';
 
 export function OrdersPage() {
@@ -119,14 +120,4 @@ export function OrdersPage() {
       </article>
     </section>
   );
-}
-
-/** `value` once it has stopped changing for `ms`. */
-function useSettled<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return settled;
 }
