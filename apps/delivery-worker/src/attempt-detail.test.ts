@@ -1,37 +1,23 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { attachDeliveryQueue, sendTestDelivery } from '@lop/domain';
-import { eventually, newPartner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
+import { sendTestDelivery } from '@lop/domain';
+import { eventually, newPartner, placeOrder, subscribe, testProtector } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
-const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'attempt-detail-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig() });
-  detach = attachDeliveryQueue(worker.queue);
-});
-afterAll(async () => {
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+const rig = useDeliveryRig('attempt-detail');
+const { database } = rig;
 
 describe('what an attempt keeps for the partner to read', () => {
   it('the request headers as sent (signature included, never the secret), the exact body, and the first 2 KB of the answer', async () => {
     const partner = await newPartner(database.db, database.sql);
     const path = `/detail/${partner.clientId}`;
-    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
     const answer = `{"error":"${'x'.repeat(3000)}"}`;
-    receiver.respond((request) => (request.path === path ? { status: 422, body: answer } : { status: 200 }));
+    rig.receiver.respond((request) => (request.path === path ? { status: 422, body: answer } : { status: 200 }));
 
     await placeOrder(database.db, partner);
-    const [received] = await receiver.waitFor((requests) => requests.some((r) => r.path === path)).then((all) => all.filter((r) => r.path === path));
+    const [received] = await rig.receiver.waitFor((requests) => requests.some((r) => r.path === path)).then((all) => all.filter((r) => r.path === path));
     const attempt = await eventually(async () => {
       const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
       const [row] = await database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, delivery.id));
@@ -58,12 +44,12 @@ describe('what an attempt keeps for the partner to read', () => {
   it('a short answer is kept whole, and a test delivery keeps the same detail', async () => {
     const partner = await newPartner(database.db, database.sql);
     const path = `/short/${partner.clientId}`;
-    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
-    receiver.respond(() => ({ status: 200, body: 'thanks' }));
+    const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
+    rig.receiver.respond(() => ({ status: 200, body: 'thanks' }));
     const test = await sendTestDelivery(database.db, testProtector(), subscription.subscription_id, { timeoutMs: 5_000, allowLoopback: true, servicePorts: [] });
     expect(test.state).toBe('delivered');
     const [row] = await database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, test.delivery_id));
-    const received = receiver.requests.find((r) => r.path === path)!;
+    const received = rig.receiver.requests.find((r) => r.path === path)!;
     expect(row).toMatchObject({ responseBody: Buffer.from('thanks'), responseBodyTruncated: false, requestBody: received.rawBody });
     expect(row.requestHeaders!['x-partner-signature']).toBe(received.headers['x-partner-signature']);
     expect(JSON.stringify(row)).not.toContain(subscription.secret);

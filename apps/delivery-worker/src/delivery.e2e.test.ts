@@ -1,28 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { eq, sql as raw } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, cancelOrder, DataProtector, DeliveryQueueMissingError, laboratoryCaller, readEvents, type PartnerEvent } from '@lop/domain';
-import { eventually, newPartner, type Partner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, verifyDelivery, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
+import { appendEvents, cancelOrder, DataProtector, DeliveryQueueMissingError, laboratoryCaller, readEvents, type PartnerEvent } from '@lop/domain';
+import { eventually, newPartner, type Partner, placeOrder, subscribe, verifyDelivery } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
-const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-e2e-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
-
-beforeAll(async () => {
-  receiver = await startReceiver();
-  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig() });
-  // This test process plays the API: it enqueues through the worker's pg-boss (sender role is the same API).
-  detach = attachDeliveryQueue(worker.queue);
-});
-afterAll(async () => {
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+// This test process plays the API: it enqueues through the worker's pg-boss (sender role is the same API).
+const rig = useDeliveryRig('delivery-e2e');
+const { database } = rig;
 
 async function streamOf(partner: Partner): Promise<PartnerEvent[]> {
   return (await readEvents(database.db, new DataProtector(randomBytes(32)), partner.caller, undefined, 500)).events;
@@ -31,15 +17,15 @@ async function streamOf(partner: Partner): Promise<PartnerEvent[]> {
 describe('webhook delivery, end to end', () => {
   it('delivers every event of an order, signed over the exact bytes, identical to the stream', async () => {
     const partner = await newPartner(database.db, database.sql);
-    const subscription = await subscribe(database.db, partner, receiver.url('/partner/hooks?tenant=1'));
-    const seenBefore = receiver.requests.length;
+    const subscription = await subscribe(database.db, partner, rig.receiver.url('/partner/hooks?tenant=1'));
+    const seenBefore = rig.receiver.requests.length;
 
     const order = await placeOrder(database.db, partner);
     const createdCommittedAt = Date.now();
     await cancelOrder(database.db, partner.caller, order.order_id);
 
-    const mine = () => receiver.requests.slice(seenBefore).filter((r) => r.path === '/partner/hooks?tenant=1');
-    await receiver.waitFor(() => mine().length >= 2, 15_000, 'create and cancel deliveries');
+    const mine = () => rig.receiver.requests.slice(seenBefore).filter((r) => r.path === '/partner/hooks?tenant=1');
+    await rig.receiver.waitFor(() => mine().length >= 2, 15_000, 'create and cancel deliveries');
     const stream = await streamOf(partner);
     expect(stream.map((e) => e.type)).toEqual(['order.created', 'order.cancelled']);
 
@@ -82,15 +68,15 @@ describe('webhook delivery, end to end', () => {
 
   it('a delivery body carries the fact time like the stream: specimen.updated for a collection reported as earlier occurs at collected_at', async () => {
     const partner = await newPartner(database.db, database.sql);
-    const subscription = await subscribe(database.db, partner, receiver.url('/fact-time'), ['specimen.updated']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url('/fact-time'), ['specimen.updated']);
     const order = await placeOrder(database.db, partner);
     const lab = laboratoryCaller({ db: database.db });
     await lab.accept({ order_id: order.order_id });
     const collected = await lab.collect({ order_id: order.order_id, collected_at: '2026-11-20T08:00:00Z' });
     const [event] = collected.events.filter((e) => e.type === 'specimen.updated');
 
-    await receiver.waitFor((all) => all.some((r) => r.path === '/fact-time'), 15_000, 'the specimen.updated delivery');
-    const delivered = receiver.requests.find((r) => r.path === '/fact-time')!;
+    await rig.receiver.waitFor((all) => all.some((r) => r.path === '/fact-time'), 15_000, 'the specimen.updated delivery');
+    const delivered = rig.receiver.requests.find((r) => r.path === '/fact-time')!;
     expect(verifyDelivery(subscription.secret, delivered)).toBe(true);
     const streamed = (await streamOf(partner)).find((e) => e.event_id === event.event_id)!;
     expect(streamed.occurred_at).toBe('2026-11-20T08:00:00.000Z');
@@ -100,19 +86,19 @@ describe('webhook delivery, end to end', () => {
 
   it('delivers only the subscribed event types', async () => {
     const partner = await newPartner(database.db, database.sql);
-    const subscription = await subscribe(database.db, partner, receiver.url('/only-cancel'), ['order.cancelled']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url('/only-cancel'), ['order.cancelled']);
     const order = await placeOrder(database.db, partner);
     await cancelOrder(database.db, partner.caller, order.order_id);
-    await receiver.waitFor((all) => all.some((r) => r.path === '/only-cancel'));
+    await rig.receiver.waitFor((all) => all.some((r) => r.path === '/only-cancel'));
     const rows = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
     expect(rows).toHaveLength(1);
-    const [request] = receiver.requests.filter((r) => r.path === '/only-cancel');
+    const [request] = rig.receiver.requests.filter((r) => r.path === '/only-cancel');
     expect(JSON.parse(request.rawBody)).toMatchObject({ type: 'order.cancelled', data: { order_id: order.order_id } });
   });
 
   it('writes deliveries and their jobs in the event transaction: a rollback leaves neither', async () => {
     const partner = await newPartner(database.db, database.sql);
-    await subscribe(database.db, partner, receiver.url('/rolled-back'));
+    await subscribe(database.db, partner, rig.receiver.url('/rolled-back'));
     const count = async () => {
       const [row] = (await database.db.execute(raw`
         select (select count(*) from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id where s.client_id = ${partner.clientId})::int as deliveries,
@@ -130,20 +116,20 @@ describe('webhook delivery, end to end', () => {
       }),
     ).rejects.toThrow('roll back');
     expect(await count()).toEqual(before);
-    expect(receiver.requests.some((r) => r.path === '/rolled-back')).toBe(false);
+    expect(rig.receiver.requests.some((r) => r.path === '/rolled-back')).toBe(false);
   });
 
   it('needs no queue when nothing subscribes, and refuses to commit unscheduled deliveries when something does', async () => {
     const quiet = await newPartner(database.db, database.sql);
     const subscribed = await newPartner(database.db, database.sql);
-    await subscribe(database.db, subscribed, receiver.url('/no-queue'));
-    detach();
+    await subscribe(database.db, subscribed, rig.receiver.url('/no-queue'));
+    rig.detachQueue();
     try {
       await expect(placeOrder(database.db, quiet)).resolves.toMatchObject({ lifecycle: 'pending' });
       await expect(placeOrder(database.db, subscribed)).rejects.toBeInstanceOf(DeliveryQueueMissingError);
       expect(await streamOf(subscribed)).toEqual([]);
     } finally {
-      detach = attachDeliveryQueue(worker.queue);
+      rig.attachQueue();
     }
   });
 });

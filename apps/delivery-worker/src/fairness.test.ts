@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql as raw } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, createKey, createSubscription, disableSubscription, EVENT_TYPES, SCOPES, type EventDraft } from '@lop/domain';
-import { eventually, newPartner, type Partner, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries } from '@lop/db';
+import { appendEvents, createKey, createSubscription, disableSubscription, EVENT_TYPES, SCOPES, type EventDraft } from '@lop/domain';
+import { eventually, newPartner, type Partner, subscribe, testProtector, workerConfig } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
 /**
  * Fair delivery: one client's large, slow backlog holds at most PARTNER_WEBHOOK_CLIENT_CONCURRENCY
@@ -13,33 +13,26 @@ import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
  * backlog is still pending), not as a timing figure.
  */
 
-const database = connectDatabase(testDatabaseUrl(), { max: 6, applicationName: 'fairness-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
 const SLOW_MS = 1_500;
 const CLIENT_CONCURRENCY = 4;
 const subscriptions: string[] = [];
 
-beforeAll(async () => {
-  receiver = await startReceiver((request) => ({ status: 200, delayMs: request.path.startsWith('/slow') ? SLOW_MS : 0 }));
-  worker = await startDeliveryWorker(testDatabaseUrl(), {
+const rig = useDeliveryRig('fairness', {
+  poolMax: 6,
+  reply: (request) => ({ status: 200, delayMs: request.path.startsWith('/slow') ? SLOW_MS : 0 }),
+  worker: () => ({
     // 16 attempts in flight per environment, at most 4 of them one client's.
     config: workerConfig({ PARTNER_WEBHOOK_CONCURRENCY: '16', PARTNER_WEBHOOK_CLIENT_CONCURRENCY: String(CLIENT_CONCURRENCY), PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: '5' }),
     // The production endpoint's name answers with a private address at delivery time: its one
     // attempt is recorded at once as a blocked destination (no public receiver exists in a test).
     resolve: async (name) => (name === 'prod-hooks.partner.example' ? ['10.0.0.9'] : ['93.184.216.34']),
-  });
-  detach = attachDeliveryQueue(worker.queue);
-});
-afterAll(async () => {
+  }),
   // Whatever backlog is left is cancelled, so no later file's worker inherits it.
-  for (const id of subscriptions) await disableSubscription(database.db, id);
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
+  beforeClose: async () => {
+    for (const id of subscriptions) await disableSubscription(rig.database.db, id);
+  },
 });
+const { database } = rig;
 
 function drafts(partner: Partner, count: number, environment: 'sandbox' | 'production' = 'sandbox'): EventDraft[] {
   return Array.from({ length: count }, () => ({
@@ -50,7 +43,7 @@ function drafts(partner: Partner, count: number, environment: 'sandbox' | 'produ
 }
 
 async function backlogOf(partner: Partner, path: string, count: number) {
-  const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.updated']);
+  const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.updated']);
   subscriptions.push(subscription.subscription_id);
   await database.db.transaction((tx) => appendEvents(tx, { clientId: partner.clientId, environment: 'sandbox' }, drafts(partner, count)));
   return subscription.subscription_id;
@@ -65,22 +58,22 @@ describe('fair delivery', () => {
   it('another client’s first attempt is delivered while one client’s large slow backlog is still pending', async () => {
     const noisy = await newPartner(database.db, database.sql);
     const backlog = await backlogOf(noisy, `/slow/${noisy.clientId}`, 300);
-    await receiver.waitFor((all) => all.some((r) => r.path === `/slow/${noisy.clientId}`), 15_000, 'the backlog to start');
+    await rig.receiver.waitFor((all) => all.some((r) => r.path === `/slow/${noisy.clientId}`), 15_000, 'the backlog to start');
 
     const quiet = await newPartner(database.db, database.sql);
     const path = `/quiet/${quiet.clientId}`;
-    const subscription = await subscribe(database.db, quiet, receiver.url(path), ['order.updated']);
+    const subscription = await subscribe(database.db, quiet, rig.receiver.url(path), ['order.updated']);
     subscriptions.push(subscription.subscription_id);
     await database.db.transaction((tx) => appendEvents(tx, { clientId: quiet.clientId, environment: 'sandbox' }, drafts(quiet, 1)));
-    await receiver.waitFor((all) => all.some((r) => r.path === path), 15_000, 'the quiet client’s delivery');
+    await rig.receiver.waitFor((all) => all.some((r) => r.path === path), 15_000, 'the quiet client’s delivery');
 
     // FIFO over 16 slots would have drained most of the 300 first; the noisy client never had more than its 4.
-    const slowSeen = receiver.requests.filter((r) => r.path === `/slow/${noisy.clientId}`).length;
+    const slowSeen = rig.receiver.requests.filter((r) => r.path === `/slow/${noisy.clientId}`).length;
     expect(slowSeen).toBeLessThan(50);
     expect(await pendingOf(backlog)).toBeGreaterThan(250);
     // A slot starts its next attempt only after the last one's answer (SLOW_MS later), so no window
     // shorter than SLOW_MS holds more arrivals than the noisy client had attempts in flight.
-    const arrivals = receiver.requests.filter((r) => r.path === `/slow/${noisy.clientId}`).map((r) => r.receivedAt);
+    const arrivals = rig.receiver.requests.filter((r) => r.path === `/slow/${noisy.clientId}`).map((r) => r.receivedAt);
     const inFlight = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + SLOW_MS - 100).length));
     expect(inFlight).toBeLessThanOrEqual(CLIENT_CONCURRENCY);
   }, 60_000);

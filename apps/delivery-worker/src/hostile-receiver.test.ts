@@ -1,34 +1,21 @@
 import { asc, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { attachDeliveryQueue, DELIVERY_QUEUES } from '@lop/domain';
-import { eventually, newPartner, placeOrder, type Receiver, type Reply, startReceiver, subscribe, testDatabaseUrl, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
+import { DELIVERY_QUEUES } from '@lop/domain';
+import { eventually, newPartner, placeOrder, type Reply, subscribe } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
 /**
  * A receiver is the partner's code, and may answer anything: the attempt log stores it safely,
  * every attempt is recorded, and a delivery is never attempted more than 7 times.
  */
 
-const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'hostile-receiver-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
 const replies = new Map<string, Reply>();
 
-beforeAll(async () => {
-  receiver = await startReceiver((request) => replies.get(request.path) ?? { status: 200 });
-  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig() });
-  detach = attachDeliveryQueue(worker.queue);
-});
-afterAll(async () => {
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+const rig = useDeliveryRig('hostile-receiver', { reply: (request) => replies.get(request.path) ?? { status: 200 } });
+const { database } = rig;
 
-const requestsTo = (path: string) => receiver.requests.filter((r) => r.path === path);
+const requestsTo = (path: string) => rig.receiver.requests.filter((r) => r.path === path);
 const attemptsOf = (deliveryId: string) =>
   database.db.select().from(webhookDeliveryAttempts).where(eq(webhookDeliveryAttempts.deliveryId, deliveryId)).orderBy(asc(webhookDeliveryAttempts.attemptNumber));
 
@@ -36,7 +23,7 @@ const attemptsOf = (deliveryId: string) =>
 async function deadLetteredBy(path: string, reply: Reply) {
   replies.set(path, reply);
   const partner = await newPartner(database.db, database.sql);
-  const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
+  const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
   await placeOrder(database.db, partner);
   const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
   const settled = await eventually(async () => {
@@ -89,16 +76,16 @@ describe('a hostile receiver', () => {
     const path = '/in-flight';
     replies.set(path, { status: 200 });
     const partner = await newPartner(database.db, database.sql);
-    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
     await placeOrder(database.db, partner);
-    await receiver.waitFor(() => requestsTo(path).length === 1);
+    await rig.receiver.waitFor(() => requestsTo(path).length === 1);
     const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
     // As the log looks while attempt 1 is on the wire: pending, attempt 1 claimed and sending.
     await eventually(async () => expect((await attemptsOf(delivery.id))[0]?.outcome).toBe('delivered'));
     await database.db.update(webhookDeliveries).set({ state: 'pending', completedAt: null }).where(eq(webhookDeliveries.id, delivery.id));
     await database.db.update(webhookDeliveryAttempts).set({ outcome: 'sending', inFlightUntil: new Date(Date.now() + 60_000) }).where(eq(webhookDeliveryAttempts.deliveryId, delivery.id));
-    await worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 2 } }]);
-    await eventually(async () => expect((await worker.queue.boss.getQueue(DELIVERY_QUEUES.sandbox))?.queuedCount).toBe(0));
+    await rig.worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 2 } }]);
+    await eventually(async () => expect((await rig.worker.queue.boss.getQueue(DELIVERY_QUEUES.sandbox))?.queuedCount).toBe(0));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(requestsTo(path)).toHaveLength(1);
     expect((await attemptsOf(delivery.id)).map((a) => a.attemptNumber)).toEqual([1]);
@@ -108,12 +95,12 @@ describe('a hostile receiver', () => {
     const path = '/exhausted-then-woken';
     const { delivery } = await deadLetteredBy(path, { status: 500 });
     // Stray wake-up calls for the last attempt and past it (a job run again, a duplicate).
-    await worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 7 } }, { data: { delivery_id: delivery.id, attempt: 8 } }]);
+    await rig.worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 7 } }, { data: { delivery_id: delivery.id, attempt: 8 } }]);
     // Reopened by hand as if still pending at its last attempt: only a claim of attempt 8 could send, and none is allowed.
     await database.db.update(webhookDeliveries).set({ state: 'pending' }).where(eq(webhookDeliveries.id, delivery.id));
-    await worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 8 } }]);
+    await rig.worker.queue.boss.insert(DELIVERY_QUEUES.sandbox, [{ data: { delivery_id: delivery.id, attempt: 8 } }]);
     await eventually(async () => {
-      const queued = await worker.queue.boss.getQueue(DELIVERY_QUEUES.sandbox);
+      const queued = await rig.worker.queue.boss.getQueue(DELIVERY_QUEUES.sandbox);
       expect(queued?.queuedCount).toBe(0);
     });
     await new Promise((resolve) => setTimeout(resolve, 500));

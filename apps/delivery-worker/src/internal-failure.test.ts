@@ -1,10 +1,9 @@
 import { asc, eq, sql as raw } from 'drizzle-orm';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { attachDeliveryQueue } from '@lop/domain';
-import { eventually, newPartner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
+import { eventually, newPartner, placeOrder, subscribe } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
 /**
  * A job that fails for an internal reason (here: the database refuses to record the attempt's
@@ -13,30 +12,19 @@ import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
  * for the schedule.
  */
 
-const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'internal-failure-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
 const errors: { msg: string; delivery_id?: string }[] = [];
 
-beforeAll(async () => {
-  receiver = await startReceiver((_request, index) => ({ status: index === 0 ? 500 : 200 }));
-  const logger = pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line) as { msg: string; delivery_id?: string }) });
-  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig(), logger });
-  detach = attachDeliveryQueue(worker.queue);
+const rig = useDeliveryRig('internal-failure', {
+  reply: (_request, index) => ({ status: index === 0 ? 500 : 200 }),
+  worker: () => ({ logger: pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line) as { msg: string; delivery_id?: string }) }) }),
+  beforeClose: async () => void (await rig.database.db.execute(raw`drop trigger if exists refuse_attempt_results on webhook_delivery_attempts`)),
 });
-afterAll(async () => {
-  await database.db.execute(raw`drop trigger if exists refuse_attempt_results on webhook_delivery_attempts`);
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+const { database } = rig;
 
 describe('an internal failure while recording an attempt', () => {
   it('is logged as an internal error; the receiver is not called again for that attempt, which is counted as interrupted', async () => {
     const partner = await newPartner(database.db, database.sql);
-    const subscription = await subscribe(database.db, partner, receiver.url('/recorded'), ['order.created']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url('/recorded'), ['order.created']);
     // The database refuses to record any result for this subscription's attempts (claims are inserts and pass).
     await database.db.execute(
       raw.raw(`
@@ -53,7 +41,7 @@ describe('an internal failure while recording an attempt', () => {
     const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
 
     await eventually(async () => expect(errors.some((e) => e.msg === 'internal error in a delivery job; job released' && e.delivery_id === delivery.id)).toBe(true), 20_000);
-    expect(receiver.requests).toHaveLength(1);
+    expect(rig.receiver.requests).toHaveLength(1);
     // The database comes back.
     await database.db.execute(raw`drop trigger refuse_attempt_results on webhook_delivery_attempts`);
 
@@ -66,7 +54,7 @@ describe('an internal failure while recording an attempt', () => {
       [1, 'retry', 'interrupted'],
       [2, 'delivered', null],
     ]);
-    // One request per recorded attempt: the released job's runs never called the receiver.
-    expect(receiver.requests.map((r) => r.headers['x-partner-delivery-id'])).toEqual(attempts.map((a) => a.id));
+    // One request per recorded attempt: the released job's runs never called the rig.receiver.
+    expect(rig.receiver.requests.map((r) => r.headers['x-partner-delivery-id'])).toEqual(attempts.map((a) => a.id));
   }, 90_000);
 });

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, createCallerFactory, partnerRouter, StreamWriteGate, type EventDraft, type RequestContext } from '@lop/domain';
-import { eventually, newPartner, type Partner, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries } from '@lop/db';
+import { appendEvents, createCallerFactory, partnerRouter, StreamWriteGate, type EventDraft, type RequestContext } from '@lop/domain';
+import { eventually, newPartner, type Partner, subscribe, testProtector } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
 /**
  * Recover against an endpoint that answers 410 to everything, with a real worker delivering the
@@ -12,23 +12,10 @@ import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
  * recover call, however many dead letters it has and however the calls overlap.
  */
 
-const database = connectDatabase(testDatabaseUrl(), { max: 8, applicationName: 'recover-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
 const EVENTS = 6;
 
-beforeAll(async () => {
-  receiver = await startReceiver(() => ({ status: 410 }));
-  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig() });
-  detach = attachDeliveryQueue(worker.queue);
-});
-afterAll(async () => {
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+const rig = useDeliveryRig('recover', { poolMax: 8, reply: () => ({ status: 410 }) });
+const { database } = rig;
 
 function consoleOf(partner: Partner) {
   const ctx: RequestContext = {
@@ -60,7 +47,7 @@ describe('recover on an endpoint that always answers 410', () => {
   it('twice, then five times concurrently: each event reaches the receiver at most once per completed call, never doubling', async () => {
     const partner = await newPartner(database.db, database.sql);
     const path = `/gone/${partner.clientId}`;
-    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.updated']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.updated']);
     const drafts: EventDraft[] = Array.from({ length: EVENTS }, () => ({
       type: 'order.updated',
       occurredAt: new Date(),
@@ -74,7 +61,7 @@ describe('recover on an endpoint that always answers 410', () => {
     const recover = () => api.recover({ subscription_id: subscription.subscription_id, since: new Date(0).toISOString() });
     const perEvent = () => {
       const counts = new Map<string, number>();
-      for (const r of receiver.requests.filter((q) => q.path === path)) counts.set(String(r.headers['x-partner-event-id']), (counts.get(String(r.headers['x-partner-event-id'])) ?? 0) + 1);
+      for (const r of rig.receiver.requests.filter((q) => q.path === path)) counts.set(String(r.headers['x-partner-event-id']), (counts.get(String(r.headers['x-partner-event-id'])) ?? 0) + 1);
       return counts;
     };
 
@@ -98,6 +85,6 @@ describe('recover on an endpoint that always answers 410', () => {
     const counts = perEvent();
     expect([...counts.keys()].sort()).toEqual([...eventIds].sort());
     for (const n of counts.values()) expect(n - 3).toBeLessThanOrEqual(completed.length);
-    expect(receiver.requests.filter((q) => q.path === path)).toHaveLength(3 * EVENTS + replayed);
+    expect(rig.receiver.requests.filter((q) => q.path === path)).toHaveLength(3 * EVENTS + replayed);
   }, 120_000);
 });

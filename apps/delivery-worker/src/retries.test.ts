@@ -1,14 +1,9 @@
 import { asc, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
-import { attachDeliveryQueue, disableSubscription, listDeliveries, replayDelivery, rotateSubscriptionSecret, type Resolver } from '@lop/domain';
-import { eventually, newPartner, type Partner, placeOrder, type ReceivedRequest, type Receiver, type Reply, startReceiver, subscribe, testDatabaseUrl, testProtector, verifyDelivery, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
-
-const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'delivery-retries-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
+import { describe, expect, it } from 'vitest';
+import { webhookDeliveries, webhookDeliveryAttempts } from '@lop/db';
+import { disableSubscription, listDeliveries, replayDelivery, rotateSubscriptionSecret, type Resolver } from '@lop/domain';
+import { eventually, newPartner, type Partner, placeOrder, type ReceivedRequest, type Reply, subscribe, testProtector, verifyDelivery, workerConfig } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
 /** The worker's clock: real time plus an offset a test may move. */
 let clockOffsetMs = 0;
@@ -23,38 +18,32 @@ const RETRY_AFTER_CAP_SECONDS = 1.5;
 const scripts = new Map<string, Reply[]>();
 const seen = new Map<string, number>();
 
-beforeAll(async () => {
-  receiver = await startReceiver((request) => {
+const rig = useDeliveryRig('delivery-retries', {
+  reply: (request) => {
     const path = request.path;
     const n = seen.get(path) ?? 0;
     seen.set(path, n + 1);
     const script = scripts.get(path) ?? [{ status: 200 }];
     return script[Math.min(n, script.length - 1)];
-  });
-  worker = await startDeliveryWorker(testDatabaseUrl(), {
+  },
+  worker: () => ({
     config: workerConfig({
       PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: String(ATTEMPT_TIMEOUT_MS / 1000),
       PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS: String(RETRY_AFTER_CAP_SECONDS),
     }),
     clock,
     resolve: deliveryDns,
-  });
-  detach = attachDeliveryQueue(worker.queue);
+  }),
 });
-afterAll(async () => {
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+const { database } = rig;
 
-const requestsTo = (path: string) => receiver.requests.filter((r) => r.path === path);
+const requestsTo = (path: string) => rig.receiver.requests.filter((r) => r.path === path);
 
 /** A partner subscribed at `path` with one order placed: one order.created delivery on its way. */
 async function deliveryTo(path: string, script: Reply[], eventTypes: ['order.created'] | 'all' = ['order.created']) {
   scripts.set(path, script);
   const partner = await newPartner(database.db, database.sql);
-  const subscription = await subscribe(database.db, partner, receiver.url(path), eventTypes);
+  const subscription = await subscribe(database.db, partner, rig.receiver.url(path), eventTypes);
   const order = await placeOrder(database.db, partner);
   const [delivery] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
   return { partner, subscription, order, deliveryId: delivery.id };
@@ -139,7 +128,7 @@ describe('retries', () => {
   });
 
   it('does not follow a redirect and does not retry it', async () => {
-    const { deliveryId } = await deliveryTo('/moved', [{ status: 302, headers: { location: receiver.url('/redirect-target') } }]);
+    const { deliveryId } = await deliveryTo('/moved', [{ status: 302, headers: { location: rig.receiver.url('/redirect-target') } }]);
     const row = await settled(deliveryId, 'dead_lettered');
     expect(row).toMatchObject({ failureReason: 'permanent', attemptsMade: 1, lastStatusCode: 302, lastErrorClass: 'redirect' });
     await new Promise((resolve) => setTimeout(resolve, 700));
@@ -160,7 +149,7 @@ describe('retries', () => {
 
     scripts.set(path, [{ status: 200 }]);
     seen.set(path, 0);
-    const replay = await replayDelivery(database.db, worker.queue, deliveryId, 'retries test');
+    const replay = await replayDelivery(database.db, rig.worker.queue, deliveryId, 'retries test');
     expect(replay).toMatchObject({ kind: 'replay', replay_of: deliveryId, requested_by: 'retries test', event_id: dead.eventId });
     expect(replay.delivery_id).not.toBe(deliveryId);
     await settled(replay.delivery_id, 'delivered');
@@ -178,7 +167,7 @@ describe('retries', () => {
   it('signs every attempt after a rotation with the new secret only', async () => {
     const path = '/rotation';
     const { subscription, partner, deliveryId } = await deliveryTo(path, [{ status: 503, headers: { 'retry-after': '2' } }, { status: 200 }], 'all');
-    const [first] = await receiver.waitFor(() => requestsTo(path).length >= 1).then(() => requestsTo(path));
+    const [first] = await rig.receiver.waitFor(() => requestsTo(path).length >= 1).then(() => requestsTo(path));
     const rotated = await rotateSubscriptionSecret(database.db, testProtector(), subscription.subscription_id);
     expect(rotated.secret).not.toBe(subscription.secret);
     await settled(deliveryId, 'delivered');
@@ -195,7 +184,7 @@ describe('retries', () => {
   it('stops at once when the subscription is disabled: pending retries are cancelled, new events not delivered', async () => {
     const path = '/disabled';
     const { subscription, partner, deliveryId } = await deliveryTo(path, [{ status: 503, headers: { 'retry-after': '1' } }]);
-    await receiver.waitFor(() => requestsTo(path).length >= 1);
+    await rig.receiver.waitFor(() => requestsTo(path).length >= 1);
     const result = await disableSubscription(database.db, subscription.subscription_id);
     expect(result).toMatchObject({ status: 'disabled' });
     const row = await settled(deliveryId, 'cancelled');
@@ -223,6 +212,6 @@ describe('retries', () => {
 /** Places another order for the partner and waits for the n-th request at `path`. */
 async function newEventDeliveredTo(partner: Partner, path: string, n: number): Promise<ReceivedRequest> {
   await placeOrder(database.db, partner);
-  await receiver.waitFor(() => requestsTo(path).length >= n, 15_000, `request ${n} at ${path}`);
+  await rig.receiver.waitFor(() => requestsTo(path).length >= n, 15_000, `request ${n} at ${path}`);
   return requestsTo(path)[n - 1];
 }

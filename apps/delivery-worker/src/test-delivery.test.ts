@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectDatabase, webhookDeliveries } from '@lop/db';
-import { attachDeliveryQueue, deliveryHeaderNames, eventDataSchema, eventSchema, getDelivery, listDeliveries, replayDelivery, sendTestDelivery, TEST_DELIVERY_HEADER } from '@lop/domain';
-import { eventually, newPartner, placeOrder, type Receiver, startReceiver, subscribe, testDatabaseUrl, testProtector, verifyDelivery, workerConfig } from '@lop/testing';
-import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
+import { webhookDeliveries } from '@lop/db';
+import { deliveryHeaderNames, eventDataSchema, eventSchema, getDelivery, listDeliveries, replayDelivery, sendTestDelivery, TEST_DELIVERY_HEADER } from '@lop/domain';
+import { eventually, newPartner, placeOrder, subscribe, testProtector, verifyDelivery } from '@lop/testing';
+import { useDeliveryRig } from './testing/rig';
 
 /**
  * A test delivery (console's "send test", admin `webhooks test`) looks like a real one: an event
@@ -12,23 +12,10 @@ import { startDeliveryWorker, type RunningDeliveryWorker } from './worker';
  * body and headers, and one documented flag saying it is a test. A dead letter names its replays.
  */
 
-const database = connectDatabase(testDatabaseUrl(), { max: 4, applicationName: 'test-delivery-test' });
-let worker: RunningDeliveryWorker;
-let receiver: Receiver;
-let detach: () => void;
 const options = { timeoutMs: 5_000, allowLoopback: true, servicePorts: [] };
 
-beforeAll(async () => {
-  receiver = await startReceiver();
-  worker = await startDeliveryWorker(testDatabaseUrl(), { config: workerConfig() });
-  detach = attachDeliveryQueue(worker.queue);
-});
-afterAll(async () => {
-  detach?.();
-  await worker?.close();
-  await receiver?.close();
-  await database.close();
-});
+const rig = useDeliveryRig('test-delivery');
+const { database } = rig;
 
 /** The spec's event envelope, strictly: nothing besides its fields. */
 const strictEvent = z.strictObject({ ...eventSchema.shape, data: eventDataSchema });
@@ -37,12 +24,12 @@ describe('a test delivery', () => {
   it('is an event envelope of the chosen type with every delivery header, x-partner-event-id included, its ids agreeing with the headers, flagged as a test', async () => {
     const partner = await newPartner(database.db, database.sql);
     const path = `/test-delivery/${partner.clientId}`;
-    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
 
     for (const type of ['result.final', 'integration.action_required'] as const) {
       const sent = await sendTestDelivery(database.db, testProtector(), subscription.subscription_id, options, { type });
       expect(sent).toMatchObject({ kind: 'test', state: 'delivered', attempts_made: 1 });
-      const request = receiver.requests.filter((r) => r.path === path).at(-1)!;
+      const request = rig.receiver.requests.filter((r) => r.path === path).at(-1)!;
       expect(verifyDelivery(subscription.secret, request)).toBe(true);
 
       const body = strictEvent.parse(JSON.parse(request.rawBody));
@@ -57,17 +44,17 @@ describe('a test delivery', () => {
 
     // Without a type: order.created. A real delivery never carries the test flag.
     await sendTestDelivery(database.db, testProtector(), subscription.subscription_id, options);
-    expect(JSON.parse(receiver.requests.filter((r) => r.path === path).at(-1)!.rawBody).type).toBe('order.created');
+    expect(JSON.parse(rig.receiver.requests.filter((r) => r.path === path).at(-1)!.rawBody).type).toBe('order.created');
     await placeOrder(database.db, partner);
-    const real = await receiver.waitFor((requests) => requests.some((r) => r.path === path && !r.headers[TEST_DELIVERY_HEADER]));
+    const real = await rig.receiver.waitFor((requests) => requests.some((r) => r.path === path && !r.headers[TEST_DELIVERY_HEADER]));
     expect(real.filter((r) => r.path === path && !r.headers[TEST_DELIVERY_HEADER]).map((r) => JSON.parse(r.rawBody).sequence)).toEqual([1]);
   });
 
   it('a dead letter names its replays (replayed_by), and the replay names it (replay_of)', async () => {
     const partner = await newPartner(database.db, database.sql);
     const path = `/dead/${partner.clientId}`;
-    const subscription = await subscribe(database.db, partner, receiver.url(path), ['order.created']);
-    receiver.respond((request) => (request.path === path ? { status: 410 } : { status: 200 }));
+    const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
+    rig.receiver.respond((request) => (request.path === path ? { status: 410 } : { status: 200 }));
     await placeOrder(database.db, partner);
     const dead = await eventually(async () => {
       const [row] = await database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.subscription_id));
@@ -75,8 +62,8 @@ describe('a test delivery', () => {
       return row;
     });
     expect((await getDelivery(database.db, dead.id)).replayed_by).toEqual([]);
-    receiver.respond(() => ({ status: 200 }));
-    const replay = await replayDelivery(database.db, worker.queue, dead.id, 'test (admin CLI)');
+    rig.receiver.respond(() => ({ status: 200 }));
+    const replay = await replayDelivery(database.db, rig.worker.queue, dead.id, 'test (admin CLI)');
     expect(replay.replay_of).toBe(dead.id);
     expect((await getDelivery(database.db, dead.id)).replayed_by).toEqual([replay.delivery_id]);
     const listed = (await listDeliveries(database.db, { subscriptionId: subscription.subscription_id, dead: true })).find((d) => d.delivery_id === dead.id);
