@@ -52,21 +52,26 @@ const receiver = await startReceiver();
 
 try {
   const demo = await seedDemo(database.db);
-  const client = await createClient(database.db, demo.laboratory_id, 'Benchmark Health');
-  await createKey(database.db, { clientId: client.client_id, environment: 'sandbox', scopes: ['events:read'] });
-  await createSubscription(
-    database.db,
-    new DataProtector(Buffer.from(encryptionKey, 'base64')),
-    { clientId: client.client_id, environment: 'sandbox', url: receiver.url('/bench'), eventTypes: ['order.updated'] },
-    webhookSettings(config).destination,
-  );
+  const protector = new DataProtector(Buffer.from(encryptionKey, 'base64'));
+  /** A sandbox client of the demo laboratory with a key and an endpoint on the receiver for order.updated: its stream. */
+  const subscribedStream = async (name: string) => {
+    const client = await createClient(database.db, demo.laboratory_id, name);
+    await createKey(database.db, { clientId: client.client_id, environment: 'sandbox', scopes: ['events:read'] });
+    await createSubscription(
+      database.db,
+      protector,
+      { clientId: client.client_id, environment: 'sandbox', url: receiver.url('/bench'), eventTypes: ['order.updated'] },
+      webhookSettings(config).destination,
+    );
+    return { clientId: client.client_id, environment: 'sandbox' as const };
+  };
+  const stream = await subscribedStream('Benchmark Health');
   const sender = await openDeliveryQueue({ databaseUrl: testDatabase.url, settings: webhookSettings(config).queue, role: 'sender' });
   const detach = attachDeliveryQueue(sender);
-  const stream = { clientId: client.client_id, environment: 'sandbox' as const };
   const draft = (): EventDraft => ({
     type: 'order.updated',
     occurredAt: new Date(),
-    data: { order_id: randomUUID(), external_order_id: 'bench', program_id: randomUUID(), client_id: client.client_id, environment: 'sandbox', lifecycle: 'active' },
+    data: { order_id: randomUUID(), external_order_id: 'bench', program_id: randomUUID(), client_id: stream.clientId, environment: 'sandbox', lifecycle: 'active' },
   });
   const eventIdOf = (i: number) => String(receiver.requests[i].headers['x-partner-event-id']);
 
@@ -95,15 +100,7 @@ try {
   const { concurrency, clientConcurrency } = webhookSettings(config);
   const streams = [stream];
   for (let i = 1; i < Math.ceil(concurrency / clientConcurrency); i++) {
-    const other = await createClient(database.db, demo.laboratory_id, `Benchmark Health ${i + 1}`);
-    await createKey(database.db, { clientId: other.client_id, environment: 'sandbox', scopes: ['events:read'] });
-    await createSubscription(
-      database.db,
-      new DataProtector(Buffer.from(encryptionKey, 'base64')),
-      { clientId: other.client_id, environment: 'sandbox', url: receiver.url('/bench'), eventTypes: ['order.updated'] },
-      webhookSettings(config).destination,
-    );
-    streams.push({ clientId: other.client_id, environment: 'sandbox' as const });
+    streams.push(await subscribedStream(`Benchmark Health ${i + 1}`));
   }
   const before = receiver.requests.length;
   for (let done = 0, n = 0; done < backlog; done += 500, n++) {
