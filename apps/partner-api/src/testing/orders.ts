@@ -22,6 +22,9 @@ import { type ItemRow, type ProgramRow, testDatabaseUrl, unique } from '@lop/tes
 /** Order tests create many orders per key: the per-key rate limit is not what they check. */
 export const NO_RATE_LIMIT = { PARTNER_CREATE_ORDER_RATE_LIMIT: '100000' };
 
+/** A laboratory-supplied report document, as the laboratory's result release carries it. */
+export const REPORT_PDF_BASE64 = Buffer.from('%PDF-1.4\n% a laboratory report\n').toString('base64');
+
 export interface CreateOptions {
   /** Defaults to a fresh unique key; `null` sends no Idempotency-Key header. */
   idempotencyKey?: string | null;

@@ -3,9 +3,7 @@ import { grantPrograms, laboratoryCaller } from '@lop/domain';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
-
-const PDF_BASE64 = Buffer.from('%PDF-1.4\n% a laboratory report\n').toString('base64');
+import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 
 /**
  * The spec's read rule names the program: an order, its results, its report and a retrieval path
@@ -41,7 +39,7 @@ describe('a withdrawn program grant hides the program’s orders, results, repor
       source_result_id: 'LIS-R-1',
       performing_laboratory_system: 'Sunquest LIS 8',
       observations: [{ analyte: 'TSH', value: '2.1', unit: 'mIU/L' }],
-      report: { content_type: 'application/pdf', content_base64: PDF_BASE64 },
+      report: { content_type: 'application/pdf', content_base64: REPORT_PDF_BASE64 },
     });
     resultId = recorded.result.result_id;
     await lab.releaseResult({ result_id: resultId, as: 'final' });

@@ -3,9 +3,7 @@ import { getReportAvailability, laboratoryCaller, revokeKey } from '@lop/domain'
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { callerOf, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
-
-const PDF_BASE64 = Buffer.from('%PDF-1.4\n% a laboratory report\n').toString('base64');
+import { callerOf, NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 
 describe('report: a short-lived, server-authorized retrieval record for a document the laboratory supplied — never signed, never fabricated', () => {
   let api: TestApi;
@@ -39,7 +37,7 @@ describe('report: a short-lived, server-authorized retrieval record for a docume
       source_result_id: 'LIS-R-1',
       performing_laboratory_system: 'Sunquest LIS 8',
       observations: [{ analyte: 'TSH', value: '2.1', unit: 'mIU/L' }],
-      ...(withDocument ? { report: { content_type: 'application/pdf', content_base64: PDF_BASE64 } } : {}),
+      ...(withDocument ? { report: { content_type: 'application/pdf', content_base64: REPORT_PDF_BASE64 } } : {}),
     });
     return { orderId, resultId: recorded.result.result_id };
   }
@@ -66,7 +64,7 @@ describe('report: a short-lived, server-authorized retrieval record for a docume
     expect(path).not.toMatch(/signature|expires|token/i);
 
     const document = await api.call('GET', path, { key: client.key });
-    expect(expectSuccess(document)).toEqual({ order_id: orderId, result_id: resultId, content_type: 'application/pdf', content_base64: PDF_BASE64 });
+    expect(expectSuccess(document)).toEqual({ order_id: orderId, result_id: resultId, content_type: 'application/pdf', content_base64: REPORT_PDF_BASE64 });
     expect(document.headers.get('cache-control')).toBe('no-store');
   });
 
@@ -126,7 +124,7 @@ describe('report: a short-lived, server-authorized retrieval record for a docume
     expect(expectError(await api.call('GET', path, { key: client.key }), 404, 'not_found').message).toMatch(/superseded/);
     // The superseded version stays retrievable: asking again issues a record for it as it now stands.
     const again: string = expectSuccess(await api.call('GET', reportPath(orderId, resultId), { key: client.key })).report.retrieval_path;
-    expect(expectSuccess(await api.call('GET', again, { key: client.key }))).toMatchObject({ result_id: resultId, content_base64: PDF_BASE64 });
+    expect(expectSuccess(await api.call('GET', again, { key: client.key }))).toMatchObject({ result_id: resultId, content_base64: REPORT_PDF_BASE64 });
   });
 
   it('the tRPC door (results.report, results.reportDocument) applies the same authorization', async () => {
@@ -141,7 +139,7 @@ describe('report: a short-lived, server-authorized retrieval record for a docume
 
     const document = await trpc('results.reportDocument', input, client.key);
     expect(document.status, document.text).toBe(200);
-    expect(document.body.result.data.data).toEqual({ order_id: orderId, result_id: resultId, content_type: 'application/pdf', content_base64: PDF_BASE64 });
+    expect(document.body.result.data.data).toEqual({ order_id: orderId, result_id: resultId, content_type: 'application/pdf', content_base64: REPORT_PDF_BASE64 });
     // A record issued on one door is the same record on the other.
     expectSuccess(await api.call('GET', path, { key: client.key }));
 
