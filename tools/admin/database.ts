@@ -1,4 +1,4 @@
-import { connectDatabase, locateDatabase, runMigrations, type Database } from '@lop/db';
+import { connectDatabase, locateDatabase, prepareSchema, type Database, type DatabaseLocation } from '@lop/db';
 import { attachDeliveryQueue, lazyDeliveryQueue, loadConfig, webhookSettings, type DeliveryQueue } from '@lop/domain';
 
 export interface AdminSession {
@@ -14,6 +14,27 @@ export interface AdminSession {
  */
 export async function withDatabase<T>(work: (db: Database, session: AdminSession) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  return withLocation(async (location) => {
+    // The embedded database is npm start's, which migrates it anyway; a configured one (production)
+    // is migrated only by `admin migrate`, and a schema this release cannot serve is refused.
+    await prepareSchema(location.url, { migrate: location.source === 'embedded' });
+    const connection = connectDatabase(location.url, { max: 2, applicationName: 'admin-cli' });
+    // Commands that append events (laboratory operations) enqueue webhook deliveries in the same transaction.
+    const webhooks = lazyDeliveryQueue({ databaseUrl: location.url, settings: webhookSettings(config).queue, role: 'sender', applicationName: 'admin-cli-webhooks' });
+    const detach = attachDeliveryQueue(webhooks.get);
+    try {
+      return await work(connection.db, { databaseUrl: location.url, deliveryQueue: webhooks.get });
+    } finally {
+      detach();
+      await webhooks.close();
+      await connection.close();
+    }
+  });
+}
+
+/** The database `npm start` uses, for the length of `work`: found (or started, embedded) and stopped again. */
+export async function withLocation<T>(work: (location: DatabaseLocation) => Promise<T>): Promise<T> {
+  const config = loadConfig();
   // The server's own log lines would corrupt --json output; keep them to explain a failed start.
   const serverLog: string[] = [];
   const location = await locateDatabase({
@@ -26,18 +47,7 @@ export async function withDatabase<T>(work: (db: Database, session: AdminSession
     throw new Error(`${(error as Error).message}${reason ? ` (${reason.trim()})` : ''}`);
   });
   try {
-    await runMigrations(location.url);
-    const connection = connectDatabase(location.url, { max: 2, applicationName: 'admin-cli' });
-    // Commands that append events (laboratory operations) enqueue webhook deliveries in the same transaction.
-    const webhooks = lazyDeliveryQueue({ databaseUrl: location.url, settings: webhookSettings(config).queue, role: 'sender', applicationName: 'admin-cli-webhooks' });
-    const detach = attachDeliveryQueue(webhooks.get);
-    try {
-      return await work(connection.db, { databaseUrl: location.url, deliveryQueue: webhooks.get });
-    } finally {
-      detach();
-      await webhooks.close();
-      await connection.close();
-    }
+    return await work(location);
   } finally {
     await location.stop();
   }

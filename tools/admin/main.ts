@@ -3,6 +3,7 @@ import { ConfigError } from '@lop/domain';
 import { registerClients } from './commands/clients';
 import { registerKeys } from './commands/keys';
 import { registerLab } from './commands/lab';
+import { registerMigrate } from './commands/migrate';
 import { registerPrograms } from './commands/programs';
 import { registerSeedDemo } from './commands/seed-demo';
 import { registerWebhooks } from './commands/webhooks';
@@ -24,13 +25,15 @@ export function buildProgram(): Command {
   registerKeys(program);
   registerWebhooks(program);
   registerLab(program);
+  registerMigrate(program);
   return program;
 }
 
 async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv);
-    return 0;
+    // A command that answered but found a failure (migrate --status on a schema it cannot serve) says so here.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
     // Commander has already printed its message (or the help) on stderr.
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;

@@ -3,7 +3,7 @@
  * DATABASE_URL is set), migrations, demo tenant, partner API and delivery worker.
  */
 import { join } from 'node:path';
-import { connectDatabase, freePort, locateDatabase, runMigrations } from '@lop/db';
+import { connectDatabase, freePort, locateDatabase, prepareSchema, startupFailure } from '@lop/db';
 import { ConfigError, loadConfig, PARTNER_BASE_PATH, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
@@ -55,7 +55,8 @@ async function main(): Promise<void> {
   };
 
   try {
-    await runMigrations(location.url);
+    // A newcomer's database follows the checkout: npm start always migrates it first.
+    await prepareSchema(location.url, { migrate: true, onProgress: (line) => logger.info({ component: 'migrate' }, line) });
     const seeding = connectDatabase(location.url, { max: 1, applicationName: 'demo-seed' });
     // The same sandbox key as last time, kept in the data folder (see seedDemoWithBannerKey).
     const demo = await seedDemoWithBannerKey(seeding.db, { dataDir: config.PARTNER_DATA_DIR }).finally(() => seeding.close());
@@ -105,6 +106,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`npm start failed: ${startupFailure(error)}\n`);
   process.exit(1);
 });

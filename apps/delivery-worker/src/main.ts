@@ -1,7 +1,7 @@
 // The webhook delivery worker as its own process (`tsx apps/delivery-worker/src/main.ts`); `npm start`
 // runs the same startDeliveryWorker in its single process.
 import { createServer } from 'node:http';
-import { locateDatabase, runMigrations } from '@lop/db';
+import { locateDatabase, prepareSchema, startupFailure } from '@lop/db';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, metricsHandler, startTelemetry, type Config, type Telemetry } from '@lop/domain';
 import { createWorkerLogger, startDeliveryWorker } from './worker';
@@ -31,7 +31,10 @@ async function main() {
   process.on('SIGTERM', hold);
   process.on('SIGINT', hold);
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
-  await runMigrations(location.url);
+  await prepareSchema(location.url, { migrate: config.PARTNER_MIGRATE_ON_START, onProgress: (line) => logger.info({ component: 'migrate' }, line) }).catch(async (error: unknown) => {
+    await location.stop();
+    throw error;
+  });
   const worker = await startDeliveryWorker(location.url, { config, logger });
   // Internal Prometheus endpoint (delivery attempts by outcome, process metrics); off unless configured.
   const metrics = config.PARTNER_WORKER_METRICS_PORT > 0 ? createServer(metricsHandler(() => [])) : undefined;
@@ -63,7 +66,7 @@ async function main() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((error) => {
-    console.error(error instanceof Error ? error.message : error);
+    console.error(startupFailure(error));
     process.exit(1);
   });
 }

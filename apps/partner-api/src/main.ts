@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDatabase, errorForLog, locateDatabase, runMigrations } from '@lop/db';
+import { connectDatabase, errorForLog, locateDatabase, prepareSchema, startupFailure } from '@lop/db';
 import {
   attachDeliveryQueue,
   ConfigError,
@@ -164,7 +164,10 @@ async function main() {
     throw error;
   }
   const location = await locateDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PARTNER_DATA_DIR, embeddedPort: config.PARTNER_EMBEDDED_PG_PORT });
-  await runMigrations(location.url);
+  await prepareSchema(location.url, { migrate: config.PARTNER_MIGRATE_ON_START, onProgress: (line) => logger.info({ component: 'migrate' }, line) }).catch(async (error: unknown) => {
+    await location.stop();
+    throw error;
+  });
   const metrics = config.PARTNER_METRICS_PORT > 0 ? { port: config.PARTNER_METRICS_PORT } : undefined;
   const api = await startPartnerApi({ config, databaseUrl: location.url, logger, metrics });
   logger.info({ url: api.url, metrics: api.metricsUrl ? `${api.metricsUrl}/metrics` : 'off', database: location.source }, 'partner API listening');
@@ -181,7 +184,7 @@ async function main() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((error) => {
-    console.error(error instanceof Error ? error.message : error);
+    console.error(startupFailure(error));
     process.exit(1);
   });
 }

@@ -64,3 +64,21 @@ export function errorForLog(error: unknown): unknown {
   if (sqlstate && copied && sqlstateOf(copied) === undefined) (copied as Error & { sqlstate?: string }).sqlstate = sqlstate;
   return copied;
 }
+
+/**
+ * The one line a process prints when it cannot start: the error's message (withheld as in logs),
+ * then each cause's that adds something, and the SQLSTATE — the cause an operator needs, where a
+ * bare `error.message` of a wrapping error ("Failed query: …") had lost it.
+ */
+export function startupFailure(error: unknown): string {
+  if (!isErrorLike(error)) return String(error);
+  const parts: string[] = [];
+  let sqlstate: string | undefined;
+  for (let e: unknown = error; isErrorLike(e) && parts.length < 10; e = (e as { cause?: unknown }).cause) {
+    const message = safeMessage(e);
+    if (!parts.some((part) => part.includes(message))) parts.push(message);
+    sqlstate ??= sqlstateOf(e);
+  }
+  const text = parts.join(': caused by: ');
+  return sqlstate && !text.includes(sqlstate) ? `${text} (SQLSTATE ${sqlstate})` : text;
+}

@@ -1,12 +1,9 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { migrationsFolder, pendingMigrationCount, runMigrations } from './migrate';
-import { createTestDatabase, withDatabase } from './test-database';
+import { readMigrations, runMigrations, schemaVerdict } from './migrate';
+import { createTestDatabase, migrationsFolderOf, withDatabase } from './test-database';
 
 const runDatabaseUrl = inject('databaseUrl');
 const serverUrl = withDatabase(runDatabaseUrl, 'postgres');
@@ -16,37 +13,41 @@ afterAll(async () => {
 });
 
 describe('migrations', () => {
-  it('the run database is fully migrated: no committed migration is pending', async () => {
+  it('the run database is fully migrated: this release serves it and nothing is pending', async () => {
     const sql = postgres(runDatabaseUrl, { max: 1, onnotice: () => undefined });
     try {
-      expect(await pendingMigrationCount(sql)).toBe(0);
+      expect(await schemaVerdict(sql)).toEqual({ servable: true, pending: [] });
     } finally {
       await sql.end();
     }
   });
 
-  it('an empty database reports every migration pending, and none after migrating', async () => {
+  it('an empty database is refused with one sentence saying what to run, and served after migrating', async () => {
     const { url, drop } = await createTestDatabase(serverUrl, 'empty', { migrated: false });
     made.push({ drop });
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     try {
-      expect(await pendingMigrationCount(sql)).toBeGreaterThan(0);
-      await runMigrations(url);
-      expect(await pendingMigrationCount(sql)).toBe(0);
+      const before = await schemaVerdict(sql);
+      expect(before).toMatchObject({ servable: false, reason: 'behind' });
+      expect(before.servable ? '' : before.sentence).toBe('The database has no schema yet: run `npm run migrate` (or `npm run admin -- migrate`) with this release before starting it.');
+      const run = await runMigrations(url);
+      expect(run.applied).toEqual(readMigrations().map((migration) => migration.tag));
+      expect(await schemaVerdict(sql)).toEqual({ servable: true, pending: [] });
     } finally {
       await sql.end();
     }
   });
 
   it('replicas starting at once migrate safely: concurrent runs serialise on an advisory lock', async () => {
-    const database = await createTestDatabase(serverUrl, 'concurrent');
-    made.push(database);
-    await expect(Promise.all([runMigrations(database.url), runMigrations(database.url), runMigrations(database.url)])).resolves.toBeDefined();
-    const sql = postgres(database.url, { max: 1, onnotice: () => undefined });
+    const { url, drop } = await createTestDatabase(serverUrl, 'concurrent', { migrated: false });
+    made.push({ drop });
+    const runs = await Promise.all([runMigrations(url), runMigrations(url), runMigrations(url)]);
+    // Each migration applied once, by whichever run took the lock first.
+    expect(runs.flatMap((run) => run.applied).sort()).toEqual(readMigrations().map((migration) => migration.tag));
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
     try {
       const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from drizzle.__drizzle_migrations`;
-      expect(n).toBeGreaterThan(0);
-      expect(await pendingMigrationCount(sql)).toBe(0);
+      expect(n).toBe(readMigrations().length);
     } finally {
       await sql.end();
     }
@@ -57,14 +58,9 @@ describe('migrations', () => {
     made.push({ drop });
     const sql = postgres(url, { max: 1, onnotice: () => undefined });
     // The committed migrations up to 0011 only: a database as it was before the enums.
-    const before = await mkdtemp(join(tmpdir(), 'lop-migrations-'));
+    const before = await migrationsFolderOf({ upTo: '0011_sandbox_request_log' });
     try {
-      await cp(migrationsFolder, before, { recursive: true });
-      const journalPath = join(before, 'meta', '_journal.json');
-      const journal = JSON.parse(await readFile(journalPath, 'utf8')) as { entries: { tag: string }[] };
-      journal.entries = journal.entries.filter((entry) => entry.tag < '0012');
-      await writeFile(journalPath, JSON.stringify(journal));
-      await migrate(drizzle(sql), { migrationsFolder: before });
+      await migrate(drizzle(sql), { migrationsFolder: before.folder });
 
       const [lab] = await sql`insert into laboratories (display_name, legal_name, operating_name) values ('Lab', 'Lab', 'Lab') returning id`;
       const [client] = await sql`insert into api_clients (laboratory_id, name) values (${lab.id}, 'client') returning id`;
@@ -82,7 +78,7 @@ describe('migrations', () => {
       await sql`insert into webhook_deliveries (subscription_id, kind) values (${subscription.id}, 'test')`;
 
       await runMigrations(url);
-      expect(await pendingMigrationCount(sql)).toBe(0);
+      expect(await schemaVerdict(sql)).toEqual({ servable: true, pending: [] });
       const columns = await sql<{ column_name: string; udt_name: string; column_default: string | null }[]>`
         select column_name, udt_name, column_default from information_schema.columns
         where (table_name, column_name) in (('webhook_deliveries', 'state'), ('webhook_delivery_attempts', 'outcome')) order by column_name`;
@@ -117,7 +113,7 @@ describe('migrations', () => {
       });
     } finally {
       await sql.end();
-      await rm(before, { recursive: true, force: true });
+      await before.remove();
     }
   });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectDatabase, withDatabase } from '@lop/db';
+import { CODE_NEEDS_MIGRATION, connectDatabase, readMigrations, withDatabase } from '@lop/db';
 import { testDatabaseUrl } from '@lop/testing';
 import { startAppOver, startDatabaseProxy } from '../testing/harness';
 
@@ -36,6 +36,36 @@ describe('health probes', () => {
       expect(response.body.pending_migrations).toBeGreaterThan(0);
     } finally {
       await api.close();
+    }
+  });
+
+  it('ready on the previous release\'s schema (a rolling upgrade before it migrates); schema_too_new once a newer release\'s contract step shuts this build out', async () => {
+    const name = `lop_rollout_${randomBytes(4).toString('hex')}`;
+    await admin.unsafe(`create database "${name}"`);
+    created.push(name);
+    const url = withDatabase(testDatabaseUrl(), name);
+    const previous = readMigrations().slice(0, readMigrations().findIndex((migration) => migration.tag === CODE_NEEDS_MIGRATION) + 1);
+    const sql = postgres(url, { max: 1, onnotice: () => undefined });
+    try {
+      // What the previous release applied, recorded as drizzle's migrator recorded it.
+      await sql`create schema drizzle`;
+      await sql`create table drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)`;
+      for (const migration of previous) {
+        for (const statement of migration.statements) await sql.unsafe(statement.text);
+        await sql`insert into drizzle.__drizzle_migrations (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`;
+      }
+      const api = await startAppOver(connectDatabase(url, { max: 1 }));
+      try {
+        expect((await api.fetch('GET', '/readyz')).body).toEqual({ status: 'ready' });
+        await sql`create table drizzle.lop_schema_contracts (created_at bigint primary key, tag text not null, requires_code_from text not null)`;
+        await sql`insert into drizzle.lop_schema_contracts values (${Date.now()}, '9002_drop_old_columns', '9001_stop_reading_them')`;
+        const refused = await api.fetch('GET', '/readyz');
+        expect([refused.status, refused.body]).toEqual([503, { status: 'schema_too_new' }]);
+      } finally {
+        await api.close();
+      }
+    } finally {
+      await sql.end();
     }
   });
 

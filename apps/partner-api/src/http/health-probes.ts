@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import type { Logger } from 'pino';
-import { pendingMigrationCount, QUERY_TIMEOUT, type DatabaseConnection } from '@lop/db';
+import { QUERY_TIMEOUT, schemaVerdict, type DatabaseConnection } from '@lop/db';
 
 /** Why /readyz answers 503 (README § Health probes). */
-export type NotReadyReason = 'database_unreachable' | 'database_timeout' | 'database_error' | 'migrating';
+export type NotReadyReason = 'database_unreachable' | 'database_timeout' | 'database_error' | 'migrating' | 'schema_too_new';
 
 // Reachable but not answering in time: a stalled or overloaded server, or a path that drops packets.
 const TIMEOUT_CODES = new Set([QUERY_TIMEOUT, 'CONNECT_TIMEOUT', '57014']);
@@ -22,7 +22,7 @@ function reasonOf(error: unknown): NotReadyReason {
 
 /**
  * GET /livez: the process serves HTTP (no database). GET /readyz: it can serve partners: the
- * database answers (within the pool's query timeout) and its schema is current.
+ * database answers (within the pool's query timeout) and its schema is one this build serves.
  */
 export function healthProbes(database: DatabaseConnection, logger: Logger): Router {
   const router = Router();
@@ -31,8 +31,11 @@ export function healthProbes(database: DatabaseConnection, logger: Logger): Rout
   });
   router.get('/readyz', async (_req, res) => {
     try {
-      const pending = await pendingMigrationCount(database.sql);
-      if (pending > 0) return void res.status(503).json({ status: 'migrating' satisfies NotReadyReason, pending_migrations: pending });
+      // Ready on any schema this build serves: the previous release's, its own, or the next one's
+      // (a rolling upgrade runs replicas of two releases on one database).
+      const schema = await schemaVerdict(database.sql);
+      if (!schema.servable && schema.reason === 'behind') return void res.status(503).json({ status: 'migrating' satisfies NotReadyReason, pending_migrations: schema.missing.length });
+      if (!schema.servable) return void res.status(503).json({ status: 'schema_too_new' satisfies NotReadyReason });
       res.json({ status: 'ready' });
     } catch (error) {
       const reason = reasonOf(error);

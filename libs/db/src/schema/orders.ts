@@ -205,5 +205,6 @@ export const rateLimitCounters = pgTable(
     windowStart: timestamp('window_start', { withTimezone: true }).notNull(),
     count: integer('count').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.subject, t.windowStart] })],
+  // Retention prunes by window age alone, which the primary key (subject first) cannot serve.
+  (t) => [primaryKey({ columns: [t.subject, t.windowStart] }), index('rate_limit_counters_window_idx').on(t.windowStart)],
 );

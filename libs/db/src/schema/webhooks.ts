@@ -110,6 +110,10 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_dead_idx').on(t.createdAt).where(sql`state = 'dead_lettered'`),
     // The retention pass finds finished deliveries past their window without reading the pending ones.
     index('webhook_deliveries_completed_idx').on(t.completedAt).where(sql`state <> 'pending'`),
+    // The backlog gauge (due, scheduled, oldest due) reads only what waits, however long the history.
+    index('webhook_deliveries_pending_idx').on(sql`coalesce(${t.nextAttemptAt}, ${t.createdAt})`).where(sql`state = 'pending'`),
+    // A delivery's view lists its replays: one lookup, not a scan of the history.
+    index('webhook_deliveries_replay_of_idx').on(t.replayOf).where(sql`replay_of is not null`),
   ],
 );
 

@@ -34,6 +34,9 @@ const configSchema = z.object({
   PARTNER_EMBEDDED_PG_PORT: z.coerce.number().int().min(1024).max(65535).default(54329),
   PARTNER_SANDBOX_BASE_URL: optionalUrl,
   PARTNER_PRODUCTION_BASE_URL: optionalUrl,
+  // API and worker processes apply pending migrations before serving (npm start always does); in
+  // production migrating is its own step, `npm run migrate` (docs/operations.md § Upgrading).
+  PARTNER_MIGRATE_ON_START: booleanText.default(false),
   PARTNER_DB_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   // Bounds of the API's queries (libs/db/src/query-timeouts.ts): a stalled database answers 503, never a hang.
   PARTNER_DB_STATEMENT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
