@@ -10,6 +10,7 @@
  *   npm run bench -- --scale                                           # 10 k, 100 k and 1 M orders (tools/bench/scale.ts)
  *   npm run bench -- --scale --sizes 10000,100000
  *   npm run bench -- --noisy-neighbour-only                            # one client's load against another's latency (tools/bench/noisy-neighbour.ts)
+ *   npm run bench -- --upgrade --delivery-rows 250000                  # a rolling upgrade from the previous release under traffic (tools/upgrade)
  *
  * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
  * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
@@ -29,6 +30,7 @@ import { createOrderRequests, getOrderRequests } from './requests';
 import { runScale, scaleMarkdown } from './scale';
 import { measureNoisyNeighbour, noisyNeighbourMarkdown, type NoisyNeighbourResults } from './noisy-neighbour';
 import { measureWebhooks, type NotMeasured } from './webhooks';
+import { rollingUpgrade, upgradeSummary } from '../upgrade/rolling-upgrade';
 
 const { values } = parseArgs({
   options: {
@@ -59,6 +61,9 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     'create-rate': { type: 'string' },
     'noisy-neighbour-only': { type: 'boolean', default: false },
+    // Rolling upgrade (tools/upgrade/rolling-upgrade.ts) on a database with this much delivery history.
+    upgrade: { type: 'boolean', default: false },
+    'delivery-rows': { type: 'string', default: '250000' },
     'no-noisy-neighbour': { type: 'boolean', default: false },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
     'noisy-create-budget': { type: 'string', default: '2400' },
@@ -129,6 +134,18 @@ async function scaleRun(): Promise<void> {
 
 if (values.scale) {
   await scaleRun();
+  await location.stop();
+  process.exit(0);
+}
+
+if (values.upgrade) {
+  const figures = await rollingUpgrade({ serverUrl: location.url, deliveryRows: Number(values['delivery-rows']), log: say });
+  const date = new Date().toISOString();
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${date.slice(0, 16).replace(':', '')}Z-upgrade-${figures.deliveryRows}`;
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify({ date, loadavg: loadavg(), ...figures }, null, 2)}\n`);
+  console.log(upgradeSummary(figures));
+  say(`written: ${join(values.out!, `${name}.json`)}`);
   await location.stop();
   process.exit(0);
 }

@@ -76,7 +76,7 @@ export async function startService(): Promise<TestService> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
-  // The API migrated the database on start; now the tenant.
+  // The run database is migrated (the test global setup); now the tenant.
   const connection: DatabaseConnection = connectDatabase(databaseUrl, { max: 2, applicationName: 'partner-cli-test-fixtures' });
   const f = fixtures(connection.db);
   const demo = await f.demo();

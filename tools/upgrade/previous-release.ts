@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '@lop/domain';
+
+/**
+ * The release before this one: the commit that last landed on main before this release's
+ * migrations. The rolling-upgrade test runs it beside this checkout; move it forward when a
+ * release lands (docs/operations.md § Upgrading).
+ */
+export const PREVIOUS_RELEASE = '3533a03c26f9a5ad04c28c18e52b4bdc16353f53';
+
+export interface ReleaseTree {
+  commit: string;
+  root: string;
+  /** The release's own migrations journal: the tags it knows. */
+  migrationTags: string[];
+}
+
+interface Lockfile {
+  packages: Record<string, { version?: string; link?: boolean }>;
+}
+
+/**
+ * The previous release's sources (git archive of the commit, into the system's temporary folder) with a
+ * node_modules of links into this checkout's, its workspace packages pointing at its own sources.
+ * Sharing the installed packages is only right when the previous release installed the same
+ * versions of everything it has; otherwise this refuses rather than run it on the wrong ones.
+ */
+export function preparePreviousRelease(commit: string = PREVIOUS_RELEASE): ReleaseTree {
+  // Outside this checkout: its bundler treats anything under a node_modules folder as a package.
+  const root = join(tmpdir(), 'lop-releases', commit);
+  const done = join(root, '.prepared');
+  if (!existsSync(done)) {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    try {
+      execFileSync('git', ['cat-file', '-e', `${commit}^{commit}`], { cwd: PROJECT_ROOT, stdio: 'ignore' });
+    } catch {
+      throw new Error(`the previous release ${commit} is not in this clone's history (a shallow clone? fetch it, or clone with full history)`);
+    }
+    execFileSync('bash', ['-c', `git archive --format=tar ${commit} | tar -x -C "${root}"`], { cwd: PROJECT_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    linkInstalledPackages(root);
+    writeFileSync(done, `${new Date().toISOString()}\n`);
+  }
+  const journal = JSON.parse(readFileSync(join(root, 'libs/db/migrations/meta/_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+  return { commit, root, migrationTags: journal.entries.map((entry) => entry.tag) };
+}
+
+function linkInstalledPackages(root: string): void {
+  const ours = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package-lock.json'), 'utf8')) as Lockfile;
+  const theirs = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as Lockfile;
+  const differing = Object.entries(theirs.packages)
+    .filter(([path, entry]) => path.startsWith('node_modules/') && !entry.link && ours.packages[path]?.version !== entry.version)
+    .map(([path, entry]) => `${path.slice('node_modules/'.length)}@${entry.version}`);
+  if (differing.length > 0) throw new Error(`the previous release installs other package versions than this checkout (${differing.slice(0, 5).join(', ')}…): run it from its own npm ci`);
+
+  const installed = join(PROJECT_ROOT, 'node_modules');
+  const target = join(root, 'node_modules');
+  mkdirSync(target);
+  for (const name of readdirSync(installed)) {
+    if (name === '.cache' || name === '@lop') continue;
+    symlinkSync(join(installed, name), join(target, name));
+  }
+  // The workspace packages: the same relative links, so they resolve to the previous release's sources.
+  mkdirSync(join(target, '@lop'));
+  for (const name of readdirSync(join(installed, '@lop'))) {
+    const link = join(installed, '@lop', name);
+    if (lstatSync(link).isSymbolicLink()) symlinkSync(readlinkSync(link), join(target, '@lop', name));
+  }
+}
