@@ -20,10 +20,12 @@ use_local_postgres() {
 
 # The TypeScript project references match the project graph (`nx sync` writes them; in CI Nx
 # skips that check before tasks, so it is made here), the import rules between and inside projects
-# (dependency-cruiser: no cycles, libs/domain's folder stack), then every project's lint, typecheck and build.
+# (dependency-cruiser: no cycles, libs/domain's folder stack), Squawk on the migrations from 0013 on
+# (docs/migrations.md), then every project's lint, typecheck and build.
 checks() {
   npx nx sync:check
   npm run lint:dependencies
+  npm run lint:migrations
   npx nx run-many -t lint typecheck build --outputStyle=static
 }
 
@@ -33,6 +35,7 @@ affected() {
   use_local_postgres
   npx nx sync:check
   npm run lint:dependencies
+  npm run lint:migrations
   npx nx affected -t lint typecheck build test drift-check --base="${NX_BASE:?NX_BASE}" --head="${NX_HEAD:-HEAD}" --outputStyle=static
 }
 
