@@ -1,48 +1,15 @@
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '@lop/db';
 import { demoId } from '@lop/domain';
-import { processesOf } from './testing';
+import { admin, bannerOf, npmStart, processesOf, REPO_ROOT, type Instance } from './testing';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESTARTS = 20;
-
-interface Instance {
-  npm: ChildProcessWithoutNullStreams;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** `npm start` as a process manager runs it: through npm, in a process group of its own. */
-function npmStart(env: Record<string, string>): Instance {
-  const npm = spawn('npm', ['start'], { cwd: REPO_ROOT, env: { ...process.env, ...env }, detached: true });
-  let output = '';
-  npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
-  return { npm, output: () => output, exited };
-}
-
-async function bannerOf(instance: Instance, withinMs = 120_000): Promise<string> {
-  const deadline = Date.now() + withinMs;
-  while (!instance.output().includes('Stop with Ctrl-C.')) {
-    if (instance.npm.exitCode !== null) throw new Error(`npm start exited early: ${instance.output()}`);
-    if (Date.now() > deadline) throw new Error(`no banner in time: ${instance.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return instance.output();
-}
-
-/** The admin CLI against the same data folder (it uses the embedded server `npm start` runs). */
-function admin(env: Record<string, string>, ...args: string[]): string {
-  return execFileSync(process.execPath, ['tools/build/run-bundled.mjs', '--inline', 'tools/admin/main.ts', ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' });
-}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'lop-restart-'));
 chmodSync(dataDir, 0o755);
