@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 
@@ -160,7 +160,13 @@ async function startPostmaster(options: EmbeddedPostgresOptions, url: string): P
   const started: { identity?: PostmasterIdentity } = {};
   const ours = () => sameIdentity(started.identity, postmasterIdentity(options.dataDir));
   const retire = () => {
-    if (ours()) writeFileSync(stoppingMarker(options.dataDir), JSON.stringify(started.identity));
+    if (!ours()) return;
+    // Written aside and renamed into place: a starting instance polls the marker, and a read
+    // between the truncation and the write of a plain rewrite (stop() marks again) found it empty,
+    // took the server for one nobody is stopping, and used it.
+    const marker = stoppingMarker(options.dataDir);
+    writeFileSync(`${marker}.${process.pid}`, JSON.stringify(started.identity));
+    renameSync(`${marker}.${process.pid}`, marker);
   };
   const stop = async () => {
     retire();
