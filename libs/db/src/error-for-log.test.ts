@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase } from './client';
-import { errorForLog } from './error-for-log';
+import { errorForLog, startupFailure } from './error-for-log';
 
 const connection = connectDatabase(inject('databaseUrl'), { max: 2 });
 afterAll(() => connection.close());
@@ -67,5 +67,21 @@ describe('errorForLog: a failed query is logged without its statement and parame
     expect(errorForLog(undefined)).toBeUndefined();
     const plain = new Error('connect ECONNREFUSED');
     expect(logged(errorForLog(plain))).toContain('connect ECONNREFUSED');
+  });
+});
+
+describe('startupFailure: the one line a process prints when it cannot start', () => {
+  it('a drizzle "Failed query" keeps its cause: the PostgreSQL message and SQLSTATE, never the statement or parameters', async () => {
+    const error = await failure(() => connection.db.execute(raw`select ${SECRET}::int as n from nowhere_at_all`));
+    // What main() printed before: error.message alone, the statement and parameters without the cause.
+    expect((error as Error).message).toMatch(/^Failed query: /);
+    const line = startupFailure(error);
+    expect(line).toBe('Failed query (statement and parameters withheld from logs): caused by: relation "nowhere_at_all" does not exist (SQLSTATE 42P01)');
+    expect(line).not.toContain(SECRET);
+  });
+
+  it('a plain error is its message; something thrown that is not an error is its text', () => {
+    expect(startupFailure(new Error('PORT is in use'))).toBe('PORT is in use');
+    expect(startupFailure('no')).toBe('no');
   });
 });
