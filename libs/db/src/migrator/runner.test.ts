@@ -29,6 +29,27 @@ async function migratedDatabase(label: string): Promise<{ url: string; sql: post
 
 const elapsed = (since: number) => Date.now() - since;
 
+/** A transaction that has read `table` (so holds its ACCESS SHARE lock) and stays open until released. */
+async function holdOpenAfterReading(url: string, table: string): Promise<{ release(): Promise<void> }> {
+  const holder = postgres(url, { max: 1, onnotice: () => undefined });
+  cleanups.push(() => holder.end());
+  let release!: () => void;
+  let reading!: () => void;
+  const hasRead = new Promise<void>((resolve) => (reading = resolve));
+  const held = holder.begin(async (tx) => {
+    await tx.unsafe(`select count(*) from "${table}"`);
+    reading();
+    await new Promise<void>((resolve) => (release = resolve));
+  });
+  await hasRead;
+  return {
+    release: async () => {
+      release();
+      await held;
+    },
+  };
+}
+
 describe('the migration runner', () => {
   it('every committed migration reads: directives understood, statements split as drizzle-kit wrote them', () => {
     const migrations = readMigrations();
@@ -50,15 +71,8 @@ describe('the migration runner', () => {
   it('a statement waiting behind a long transaction gives up at the lock timeout, lets queued queries through, and is retried until it succeeds', async () => {
     const { url, sql } = await migratedDatabase('lockwait');
     const folder = await folderWith([{ tag: '9001_add_column', sql: 'ALTER TABLE "webhook_deliveries" ADD COLUMN IF NOT EXISTS "note" text;' }]);
-    // A partner transaction that has read the table and stays open for 1.5 s.
-    const holder = postgres(url, { max: 1, onnotice: () => undefined });
-    cleanups.push(() => holder.end());
-    let release!: () => void;
-    const held = holder.begin(async (tx) => {
-      await tx`select count(*) from webhook_deliveries`;
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A partner transaction that has read the table and stays open until the reads below are done (2 s and more).
+    const holder = await holdOpenAfterReading(url, 'webhook_deliveries');
     const progress: string[] = [];
     const migrating = runMigrations(url, { folder, lockTimeoutMs: 150, retryBaseMs: 50, onProgress: (line) => progress.push(line) });
 
@@ -68,10 +82,9 @@ describe('the migration runner', () => {
       const started = Date.now();
       await sql`select count(*) from webhook_deliveries`;
       reads.push(elapsed(started));
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    release();
-    await held;
+    await holder.release();
     const run = await migrating;
     expect(run.applied).toEqual(['9001_add_column']);
     expect(run.retries).toBeGreaterThan(0);
@@ -86,17 +99,9 @@ describe('the migration runner', () => {
     const folder = await folderWith([
       { tag: '9001_two_steps', sql: 'ALTER TABLE "orders" ADD COLUMN IF NOT EXISTS "a" text;--> statement-breakpoint\nALTER TABLE "webhook_deliveries" ADD COLUMN IF NOT EXISTS "b" text;' },
     ]);
-    const holder = postgres(url, { max: 1, onnotice: () => undefined });
-    cleanups.push(() => holder.end());
-    let release!: () => void;
-    const held = holder.begin(async (tx) => {
-      await tx`select count(*) from webhook_deliveries`;
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const holder = await holdOpenAfterReading(url, 'webhook_deliveries');
     const failure = await runMigrations(url, { folder, lockTimeoutMs: 50, maxAttempts: 3, retryBaseMs: 10 }).catch((error: unknown) => error);
-    release();
-    await held;
+    await holder.release();
     expect(failure).toBeInstanceOf(MigrationError);
     const error = failure as MigrationError;
     expect([error.tag, error.statement?.ordinal, error.sqlstate, error.table, error.attempts]).toEqual(['9001_two_steps', 2, '55P03', 'webhook_deliveries', 3]);
