@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +30,10 @@ interface Lockfile {
  * versions of everything it has; otherwise this refuses rather than run it on the wrong ones.
  */
 export function preparePreviousRelease(commit: string = PREVIOUS_RELEASE): ReleaseTree {
-  // Outside this checkout: its bundler treats anything under a node_modules folder as a package.
-  const root = join(tmpdir(), 'lop-releases', commit);
+  // Outside this checkout (its bundler treats anything under a node_modules folder as a package),
+  // and one per checkout: its links point into this checkout's node_modules.
+  const checkout = createHash('sha256').update(PROJECT_ROOT).digest('hex').slice(0, 12);
+  const root = join(tmpdir(), 'lop-releases', `${commit}-${checkout}`);
   const done = join(root, '.prepared');
   if (!existsSync(done)) {
     rmSync(root, { recursive: true, force: true });

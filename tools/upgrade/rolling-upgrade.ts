@@ -16,7 +16,7 @@ import { connectDatabase, createTestDatabase, freePort, type TestDatabase } from
 import { PARTNER_BASE_PATH, PROJECT_ROOT } from '@lop/domain';
 import { newPartner, startReceiver, subscribe, TEST_ENCRYPTION_KEY, type Partner, type Receiver } from '@lop/testing';
 import { sampleLocks, type LockSpan } from './lock-sampler';
-import { preparePreviousRelease, type ReleaseTree } from './previous-release';
+import { preparePreviousRelease } from './previous-release';
 
 export interface UpgradeOptions {
   /** The PostgreSQL server to make the upgrade's database on. */
@@ -90,7 +90,6 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     log(`${((Date.now() - started) / 1000).toFixed(1)} s  ${name}`);
   };
   const previous = preparePreviousRelease();
-  const current: ReleaseTree = { commit: 'HEAD', root: PROJECT_ROOT, migrationTags: [] };
   const database: TestDatabase = await createTestDatabase(options.serverUrl, 'upgrade', { migrated: false });
   const dataDir = mkdtempSync(join(tmpdir(), 'lop-upgrade-'));
   chmodSync(dataDir, 0o755);
@@ -116,8 +115,9 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     ...extra,
   });
 
-  const spawnFrom = (release: ReleaseTree, name: string, entry: string[], extra: Record<string, string>): Process => {
-    const child = spawn(process.execPath, [join(release.root, 'tools/build/run-bundled.mjs'), ...entry], { cwd: release.root, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
+  /** A process of the release checked out at `root` (this checkout: PROJECT_ROOT), from its own bundles. */
+  const spawnFrom = (root: string, name: string, entry: string[], extra: Record<string, string>): Process => {
+    const child = spawn(process.execPath, [join(root, 'tools/build/run-bundled.mjs'), ...entry], { cwd: root, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-200_000));
     child.stdout!.on('data', keep);
@@ -128,9 +128,9 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     return started;
   };
 
-  const startApi = async (release: ReleaseTree, name: string): Promise<Process> => {
+  const startApi = async (root: string, name: string): Promise<Process> => {
     const port = await freePort();
-    const api = spawnFrom(release, name, ['apps/partner-api/src/main.ts'], { PORT: String(port) });
+    const api = spawnFrom(root, name, ['apps/partner-api/src/main.ts'], { PORT: String(port) });
     api.url = `http://127.0.0.1:${port}`;
     for (const deadline = Date.now() + 90_000; ; await sleep(100)) {
       if (api.child.exitCode !== null) throw new Error(`${name} exited early: ${api.output()}`);
@@ -139,9 +139,9 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     }
   };
 
-  const startWorker = async (release: ReleaseTree, name: string): Promise<Process> => {
+  const startWorker = async (root: string, name: string): Promise<Process> => {
     const port = await freePort();
-    const worker = spawnFrom(release, name, ['apps/delivery-worker/src/main.ts'], { PARTNER_WORKER_METRICS_PORT: String(port) });
+    const worker = spawnFrom(root, name, ['apps/delivery-worker/src/main.ts'], { PARTNER_WORKER_METRICS_PORT: String(port) });
     for (const deadline = Date.now() + 90_000; ; await sleep(100)) {
       if (worker.child.exitCode !== null) throw new Error(`${name} exited early: ${worker.output()}`);
       if (Date.now() > deadline) throw new Error(`${name} did not start in time: ${worker.output()}`);
@@ -188,9 +188,9 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
 
   try {
     phase('previous release: two APIs and a worker start (the first migrates the empty database, as that release does)');
-    const oldApis = [await startApi(previous, 'previous-api-1')];
-    oldApis.push(await startApi(previous, 'previous-api-2'));
-    const oldWorker = await startWorker(previous, 'previous-worker');
+    const oldApis = [await startApi(previous.root, 'previous-api-1')];
+    oldApis.push(await startApi(previous.root, 'previous-api-2'));
+    const oldWorker = await startWorker(previous.root, 'previous-worker');
     rotation.push(...oldApis);
 
     phase(`tenants, subscriptions and ${options.deliveryRows} rows of delivery history`);
@@ -226,20 +226,20 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     await sleep(3_000);
 
     phase('this release: an API replica starts on the previous schema and joins the rotation');
-    const newApi1 = await startApi(current, 'new-api-1');
+    const newApi1 = await startApi(PROJECT_ROOT, 'new-api-1');
     rotation.push(newApi1);
     await sleep(2_000);
 
     phase('this release migrates (npm run migrate)');
     const migrateStarted = Date.now();
-    const migrate = spawnFrom(current, 'migrate', ['--inline', 'tools/admin/main.ts', 'migrate'], {});
+    const migrate = spawnFrom(PROJECT_ROOT, 'migrate', ['--inline', 'tools/admin/main.ts', 'migrate'], {});
     const migrateExit = await migrate.exited;
     const migrateMs = Date.now() - migrateStarted;
     processes.splice(processes.indexOf(migrate), 1);
     phase(`migrated in ${migrateMs} ms (exit ${migrateExit})`);
 
-    const newWorker = await startWorker(current, 'new-worker');
-    const newApi2 = await startApi(current, 'new-api-2');
+    const newWorker = await startWorker(PROJECT_ROOT, 'new-worker');
+    const newApi2 = await startApi(PROJECT_ROOT, 'new-api-2');
     rotation.push(newApi2);
     phase('this release: worker and second API serving beside the previous release');
     await sleep(3_000);
