@@ -11,6 +11,7 @@
  *   npm run bench -- --scale --sizes 10000,100000
  *   npm run bench -- --noisy-neighbour-only                            # one client's load against another's latency (tools/bench/noisy-neighbour.ts)
  *   npm run bench -- --upgrade --delivery-rows 250000                  # a rolling upgrade from the previous release under traffic (tools/upgrade)
+ *   npm run bench -- --soak --minutes 20 --busy 6                       # replicas SIGKILLed under several partners' writes (tools/bench/soak.ts)
  *
  * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
  * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
@@ -31,6 +32,7 @@ import { runScale, scaleMarkdown } from './scale';
 import { measureNoisyNeighbour, noisyNeighbourMarkdown, type NoisyNeighbourResults } from './noisy-neighbour';
 import { measureWebhooks, type NotMeasured } from './webhooks';
 import { rollingUpgrade, upgradeSummary } from '../upgrade/rolling-upgrade';
+import { runSoak, soakMarkdown } from './soak';
 
 const { values } = parseArgs({
   options: {
@@ -65,6 +67,11 @@ const { values } = parseArgs({
     upgrade: { type: 'boolean', default: false },
     'delivery-rows': { type: 'string', default: '250000' },
     'no-noisy-neighbour': { type: 'boolean', default: false },
+    // Soak (tools/bench/soak.ts).
+    soak: { type: 'boolean', default: false },
+    minutes: { type: 'string', default: '5' },
+    'kill-every': { type: 'string', default: '35' },
+    busy: { type: 'string', default: '0' },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
     'noisy-create-budget': { type: 'string', default: '2400' },
   },
@@ -148,6 +155,32 @@ if (values.upgrade) {
   say(`written: ${join(values.out!, `${name}.json`)}`);
   await location.stop();
   process.exit(0);
+}
+
+if (values.soak) {
+  const results = await runSoak({
+    serverUrl: location.url,
+    apiEntry: await apiEntryPoint(),
+    apiNodeOptions: values['api-node-options']!,
+    minutes: Number(values.minutes),
+    apis: 2,
+    workers: 2,
+    clients: 6,
+    loopsPerClient: 6,
+    killEverySeconds: Number(values['kill-every']),
+    busy: Number(values.busy),
+    say,
+  });
+  const date = new Date().toISOString();
+  const markdown = soakMarkdown(date, results);
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${date.slice(0, 16).replace(':', '')}Z-soak`;
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify({ date, loadAverageBefore: loadBefore, loadAverageAfter: loadavg(), ...results }, null, 2)}\n`);
+  writeFileSync(join(values.out!, `${name}.md`), markdown);
+  console.log(markdown);
+  say(`written: ${join(values.out!, `${name}.json`)} and .md`);
+  await location.stop();
+  process.exit(results.unavailable.count === 0 ? 0 : 1);
 }
 
 const noisyNeighbour = async (): Promise<NoisyNeighbourResults | NotMeasured> =>

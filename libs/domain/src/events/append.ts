@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { actionRequiredCodes, partnerActionFor } from '../exceptions/resolution';
+import { PartnerError } from '../http/errors';
 import { EVENT_PAYLOAD_VERSION } from '../versions';
 import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
@@ -18,36 +19,56 @@ export interface Stream {
   environment: Environment;
 }
 
-/**
- * What else must commit with appended events (the transactional outbox): called last, in the
- * transaction that wrote them. The webhooks module provides the one implementation and the
- * appendEvents every writer calls (webhooks/outbox.ts); this module never imports it.
- */
-export type EventOutbox = (tx: Transaction, stream: Stream, appended: PartnerEvent[]) => Promise<void>;
+/** An event as the outbox receives it: identified and typed, not yet numbered. */
+export interface OutboxEvent {
+  event_id: string;
+  type: EventType;
+}
 
 /**
- * Appends events to a client's stream inside the caller's transaction, and hands them to the outbox.
- * Taking the stream counter's row lock makes sequences dense and ordered by commit: a concurrent
- * writer waits for this transaction, so no reader can see sequence n+1 before n. Call it last in
- * the transaction to keep that lock short.
+ * What else must commit with appended events (the transactional outbox), in the transaction that
+ * writes them. The webhooks module provides the one implementation and the appendEvents every
+ * writer calls (webhooks/outbox.ts); this module never imports it.
+ */
+export interface EventOutbox {
+  /**
+   * Whether this transaction may write the outbox before the events it references exist (their
+   * existence then checked at commit). False on a schema older than that check's deferral: the
+   * outbox is written after the events, inside the stream's numbering.
+   */
+  mayPrecedeEvents(tx: Transaction): Promise<boolean>;
+  write(tx: Transaction, stream: Stream, events: OutboxEvent[]): Promise<void>;
+}
+
+/** SQLSTATE of a statement that waited out lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+const STREAM_BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The stream's counter row stayed locked by other writes of the client past the pool's lock_timeout. */
+const streamBusy = () =>
+  new PartnerError('rate_limited', `Too many writes of this API client are being committed at once; retry after ${STREAM_BUSY_RETRY_AFTER_SECONDS} second.`, {
+    details: [{ issue: 'too_many_concurrent_writes' }],
+    headers: { 'Retry-After': String(STREAM_BUSY_RETRY_AFTER_SECONDS) },
+  });
+
+/**
+ * Appends events to a client's stream inside the caller's transaction, with their outbox.
+ *
+ * The stream's counter row is its sequencing point: taking its lock makes sequences dense and
+ * ordered by commit (a concurrent writer waits for this transaction, so no reader can see
+ * sequence n+1 before n). It is taken as late as the transaction allows and held only for the
+ * numbering, the events' insert and the commit: everything else — the partner actions' look-up,
+ * validation, the outbox's deliveries and jobs — is written first, and the caller calls this last.
+ * A write that waits longer than the pool's lock_timeout for the row is the client's own writes
+ * queueing (its capacity, not an outage): 429 with Retry-After, never 503.
  */
 export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, stream: Stream, given: EventDraft[]): Promise<PartnerEvent[]> {
   if (given.length === 0) return [];
   const drafts = await withPartnerActions(tx, given);
-  // postgres.js directly, on the transaction's connection: these run with every order change,
-  // and its statements stay prepared per connection (no query building, no re-planning).
-  const client = sqlOf(tx);
-  const [{ last }] = await client<{ last: string }[]>`
-    insert into event_streams (client_id, environment, last_sequence)
-    values (${stream.clientId}, ${stream.environment}, ${drafts.length})
-    on conflict (client_id, environment) do update set last_sequence = event_streams.last_sequence + ${drafts.length}
-    returning last_sequence as last`;
-  const first = Number(last) - drafts.length + 1;
-  const rows = drafts.map((draft, i) => ({
+  const unnumbered = drafts.map((draft) => ({
     id: randomUUID(),
     clientId: stream.clientId,
     environment: stream.environment,
-    sequence: first + i,
     type: draft.type,
     version: EVENT_PAYLOAD_VERSION,
     occurredAt: draft.occurredAt,
@@ -55,6 +76,22 @@ export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, 
     orderId: draft.orderId ?? null,
     data: eventDataSchema.parse(draft.data),
   }));
+  const outboxEvents = unnumbered.map((row) => ({ event_id: row.id, type: row.type }));
+  const outboxFirst = await outbox.mayPrecedeEvents(tx);
+  if (outboxFirst) await outbox.write(tx, stream, outboxEvents);
+
+  // postgres.js directly, on the transaction's connection: these run with every order change,
+  // and its statements stay prepared per connection (no query building, no re-planning).
+  const client = sqlOf(tx);
+  const [{ last }] = await client<{ last: string }[]>`
+    insert into event_streams (client_id, environment, last_sequence)
+    values (${stream.clientId}, ${stream.environment}, ${drafts.length})
+    on conflict (client_id, environment) do update set last_sequence = event_streams.last_sequence + ${drafts.length}
+    returning last_sequence as last`.catch((error: unknown) => {
+    throw (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE ? streamBusy() : error;
+  });
+  const first = Number(last) - drafts.length + 1;
+  const rows = unnumbered.map((row, i) => ({ ...row, sequence: first + i }));
   // drizzle's client passes timestamps and JSON through as text: they are serialised here.
   const columns = rows.map((row) => ({
     id: row.id,
@@ -69,10 +106,9 @@ export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, 
     data: JSON.stringify(row.data),
   }));
   await client`insert into events ${client(columns)}`;
-  const appended = rows.map(toPartnerEvent);
-  // Same transaction: webhook deliveries (and their pg-boss jobs) commit with the events or not at all.
-  await outbox(tx, stream, appended);
-  return appended;
+  // On a schema without the deferred check, the outbox follows the events it references.
+  if (!outboxFirst) await outbox.write(tx, stream, outboxEvents);
+  return rows.map(toPartnerEvent);
 }
 
 /**

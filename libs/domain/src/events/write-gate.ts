@@ -34,8 +34,8 @@ interface StreamSlots {
  * A per-(client, environment) concurrency limit on partner writes, taken BEFORE a pooled connection.
  *
  * Every write that appends to a client's event stream ends on that stream's counter row
- * (appendEvents), whose lock is held until commit: writes of one client run one after another
- * however many connections they hold. Without this gate a flooding client parked one pooled
+ * (appendEvents), whose lock is held from the numbering to the commit: the commits of one client
+ * pass it one after another however many connections they hold. Without this gate a flooding client parked one pooled
  * connection per waiting write and other clients' reads queued behind them. With it, a client
  * holds at most `concurrency` connections per replica for its writes; a few more writes wait here
  * (no connection) for at most `maxWaitMs`, and the rest are refused at once with 429

@@ -28,7 +28,8 @@ function hasCode(error: unknown, codes: ReadonlySet<string>): boolean {
 const isDatabaseUnavailable = (error: unknown) => hasCode(error, UNAVAILABLE_CODES);
 
 // 55P03 lock_not_available: the API pool's lock_timeout ran out while this request waited for a
-// row another request holds (e.g. the client's event stream under a flood of its own writes).
+// row another request holds (an order another write of the client is changing). The wait at a
+// stream's counter is answered 429 by the append itself (events/append.ts).
 const LOCK_WAIT_CODES = new Set(['55P03']);
 
 /**

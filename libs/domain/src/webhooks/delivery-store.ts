@@ -15,8 +15,7 @@ import {
   type WebhookDeliveryState,
 } from '@lop/db';
 import type { Tenant } from '../auth/authenticate';
-import type { Stream } from '../events/append';
-import type { PartnerEvent } from '../events/events.schemas';
+import type { OutboxEvent, Stream } from '../events/append';
 import type { AttemptReport } from './delivery-attempt';
 import type { DeliveryQueue, EnqueueRequest } from './delivery-queue';
 import type { Decision } from './retry-policy';
@@ -174,17 +173,37 @@ export function verdictOf(deliveryId: string, attempt: number, report: AttemptRe
  * The outbox's insert: one pending delivery per (appended event, matching active subscription of
  * the stream), in the transaction that writes the events. Returns the new ids, in event order.
  */
-export async function insertEventDeliveries(tx: Transaction, stream: Stream, appended: PartnerEvent[], traceparent: string | null): Promise<string[]> {
-  const events = JSON.stringify(appended.map((e) => ({ id: e.event_id, type: e.type, sequence: e.sequence })));
+export async function insertEventDeliveries(tx: Transaction, stream: Stream, events: OutboxEvent[], traceparent: string | null): Promise<string[]> {
+  const given = JSON.stringify(events.map((e, position) => ({ id: e.event_id, type: e.type, position })));
   const rows = await sqlOf(tx)<{ id: string }[]>`
     insert into webhook_deliveries (subscription_id, event_id, kind, state, next_attempt_at, traceparent)
     select s.id, e.id, 'event', 'pending', now(), ${traceparent}::text
-    from jsonb_to_recordset(${events}::jsonb) as e(id uuid, type text, sequence bigint)
+    from jsonb_to_recordset(${given}::jsonb) as e(id uuid, type text, position int)
     join webhook_subscriptions s on e.type = any(s.event_types)
     where s.client_id = ${stream.clientId} and s.environment = ${stream.environment} and s.status = 'active'
-    order by e.sequence, s.id
+    order by e.position, s.id
     returning id`;
   return rows.map((row) => row.id);
+}
+
+/** The foreign key from a delivery to its event (0002), made deferrable by 0014. */
+const EVENT_CHECK = 'webhook_deliveries_event_id_events_id_fk';
+
+/**
+ * Defers, to this transaction's commit, the check that each delivery's event exists, so the outbox
+ * can be written before the events are numbered (events/append.ts). False, changing nothing, on a
+ * schema older than 0014, whose check cannot be deferred: this release also serves that schema.
+ * One round trip, asked of the schema every time (a process may outlive the migration).
+ */
+export async function deferEventCheck(tx: Transaction): Promise<boolean> {
+  const [, [row]] = await sqlOf(tx).unsafe<[unknown, { deferred: boolean }[]]>(`
+    do $$ begin
+      if exists (select from pg_constraint where conname = '${EVENT_CHECK}' and condeferrable) then
+        set constraints "${EVENT_CHECK}" deferred;
+      end if;
+    end $$;
+    select coalesce((select condeferrable from pg_constraint where conname = '${EVENT_CHECK}'), false) as deferred`);
+  return row.deferred;
 }
 
 /** A control-plane or console test delivery: pending until its one attempt completes it. */

@@ -27,15 +27,18 @@ describe('the outbox port: events define it, webhooks provide it', () => {
     const stream = { clientId: order.clientId, environment: order.environment };
     const before = (await eventsOf(db, order)).length;
     const handed: unknown[] = [];
-    const failing: EventOutbox = async (_tx, to, appended) => {
-      handed.push({ to, sequences: appended.map((e) => e.sequence) });
-      throw new Error('outbox refused');
+    const failing: EventOutbox = {
+      mayPrecedeEvents: async () => true,
+      write: async (_tx, to, events) => {
+        handed.push({ to, types: events.map((e) => e.type) });
+        throw new Error('outbox refused');
+      },
     };
     await expect(db.transaction((tx) => appendEventsThrough(failing, tx, stream, [draft(order)]))).rejects.toThrow('outbox refused');
-    expect(handed).toEqual([{ to: stream, sequences: [before + 1] }]);
+    expect(handed).toEqual([{ to: stream, types: ['order.updated'] }]);
     expect(await eventsOf(db, order)).toHaveLength(before);
     // The same draft through an outbox that takes it commits.
-    await db.transaction((tx) => appendEventsThrough(async () => undefined, tx, stream, [draft(order)]));
+    await db.transaction((tx) => appendEventsThrough({ mayPrecedeEvents: async () => true, write: async () => undefined }, tx, stream, [draft(order)]));
     expect(await eventsOf(db, order)).toHaveLength(before + 1);
   });
 

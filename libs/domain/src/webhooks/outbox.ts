@@ -1,8 +1,8 @@
 import type { Transaction } from '@lop/db';
-import { appendEventsThrough, type EventDraft, type EventOutbox, type Stream } from '../events/append';
+import { appendEventsThrough, type EventDraft, type EventOutbox, type OutboxEvent, type Stream } from '../events/append';
 import type { PartnerEvent } from '../events/events.schemas';
 import { activeTraceparent } from '../telemetry/tracing';
-import { insertEventDeliveries } from './delivery-store';
+import { deferEventCheck, insertEventDeliveries } from './delivery-store';
 import type { DeliveryQueue } from './delivery-queue';
 
 /**
@@ -43,16 +43,19 @@ export async function requireDeliveryQueue(): Promise<DeliveryQueue> {
 }
 
 /** Records and enqueues the deliveries of freshly appended events; a no-op when nothing subscribes. */
-const webhookOutbox: EventOutbox = async (tx: Transaction, stream: Stream, appended: PartnerEvent[]): Promise<void> => {
-  if (appended.length === 0) return;
-  // The trace of the request (or operation) writing these events, when it is traced: each attempt
-  // of these deliveries becomes a span of that trace (process-delivery.ts).
-  const deliveryIds = await insertEventDeliveries(tx, stream, appended, activeTraceparent());
-  if (deliveryIds.length === 0) return;
-  await (await requireDeliveryQueue()).enqueue(
-    tx,
-    deliveryIds.map((id) => ({ delivery_id: id, attempt: 1, environment: stream.environment, clientId: stream.clientId })),
-  );
+const webhookOutbox: EventOutbox = {
+  mayPrecedeEvents: deferEventCheck,
+  async write(tx: Transaction, stream: Stream, events: OutboxEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    // The trace of the request (or operation) writing these events, when it is traced: each attempt
+    // of these deliveries becomes a span of that trace (process-delivery.ts).
+    const deliveryIds = await insertEventDeliveries(tx, stream, events, activeTraceparent());
+    if (deliveryIds.length === 0) return;
+    await (await requireDeliveryQueue()).enqueue(
+      tx,
+      deliveryIds.map((id) => ({ delivery_id: id, attempt: 1, environment: stream.environment, clientId: stream.clientId })),
+    );
+  },
 };
 
 /**
