@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eq, sql } from 'drizzle-orm';
+import { DrizzleQueryError, eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase } from './client';
 import { preparedStatement } from './prepared';
@@ -40,5 +40,29 @@ describe('preparedStatement', () => {
       }),
     ).rejects.toBe(rollback);
     expect(await laboratoryNamed(connection.db).execute({ name })).toEqual([]);
+  });
+
+  it('a failed statement is drizzle\'s "Failed query" error with the driver\'s error as its cause, as drizzle\'s own execute throws it', async () => {
+    const failing = preparedStatement((db) =>
+      db
+        .insert(laboratories)
+        .values({ id: sql.placeholder('id'), displayName: 'x', legalName: 'x', operatingName: 'x' })
+        .prepare('test_laboratory_bad_id'),
+    );
+    const error = await failing(connection.db)
+      .execute({ id: 'not-a-uuid' })
+      .then(() => null, (e: unknown) => e);
+    expect(error).toBeInstanceOf(DrizzleQueryError);
+    expect((error as Error).message).toMatch(/^Failed query: insert into "laboratories"/);
+    expect((error as { cause?: { code?: string } }).cause?.code).toBe('22P02');
+  });
+
+  it('maps selected columns as drizzle does (a placeholder encoded by its column, names from the selection)', async () => {
+    const name = `prepared-map-${randomUUID()}`;
+    const [{ id }] = await insertLaboratory(connection.db, name);
+    const byId = preparedStatement((db) =>
+      db.select({ lab: { id: laboratories.id, name: laboratories.displayName } }).from(laboratories).where(eq(laboratories.id, sql.placeholder('id'))).prepare('test_laboratory_by_id'),
+    );
+    expect(await byId(connection.db).execute({ id })).toEqual([{ lab: { id, name } }]);
   });
 });

@@ -254,8 +254,15 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
     });
   };
 
-  const guarded = <S extends postgres.Sql | postgres.TransactionSql>(sql: S, transaction: TransactionGuard | undefined): S =>
-    new Proxy(sql, {
+  const guarded = <S extends postgres.Sql | postgres.TransactionSql>(sql: S, transaction: TransactionGuard | undefined): S => {
+    // Made once per pool or transaction, not on every read of `unsafe` (one per drizzle statement).
+    const boundCall = (method: unknown) => (...args: unknown[]) => {
+      const result: unknown = (method as (...a: unknown[]) => unknown).apply(sql, args);
+      return isQuery(result) ? bound(result, transaction) : result;
+    };
+    let unsafe: ((...args: unknown[]) => unknown) | undefined;
+    let file: ((...args: unknown[]) => unknown) | undefined;
+    return new Proxy(sql, {
       apply(target, thisArg, args) {
         const result: unknown = Reflect.apply(target, thisArg, args);
         return isQuery(result) ? bound(result, transaction) : result;
@@ -264,11 +271,9 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
         const value: unknown = Reflect.get(target, property, target);
         switch (property) {
           case 'unsafe':
+            return (unsafe ??= boundCall(value));
           case 'file':
-            return (...args: unknown[]) => {
-              const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
-              return isQuery(result) ? bound(result, transaction) : result;
-            };
+            return (file ??= boundCall(value));
           case 'begin':
           case 'savepoint':
             return (...args: unknown[]) => transactionOf(target, property, args, transaction);
@@ -277,6 +282,7 @@ export function queryDeadlines(timeoutMs: number): QueryDeadlines {
         }
       },
     });
+  };
 
   return { guard: (sql) => guarded(sql, undefined), socket: sweeper.socketFactory };
 }
