@@ -5,6 +5,7 @@ export * from './guard';
 export * from './context';
 export * from './http/errors';
 export * from './http/envelope';
+export { responseJson } from './http/prerendered';
 export * from './http/error-response';
 export * from './limits';
 export { hasRefusedCharacter, INPUT_ISSUES, PLAIN_DECIMAL } from './common-schemas';

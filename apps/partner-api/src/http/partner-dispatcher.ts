@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { getBody, getErrorFromUnknown, getQuery, normalizePath } from 'trpc-to-openapi';
-import { errorBodyFor, type RequestContext } from '@lop/domain';
+import { errorBodyFor, responseJson, type RequestContext } from '@lop/domain';
 import { decodePathParams, inputShapeOf, partnerRoutes, queryRefusal, type PartnerRoute } from './partner-routes';
 import { requestIdOf } from './request-id';
 import { logIfUnexpected, writeErrorEnvelope } from './send-error';
@@ -160,7 +160,8 @@ async function dispatch({ route, params, search, req, res, asExpress }: Call, op
     res.statusCode = ctx.response.status ?? 200;
     res.setHeader('Content-Type', 'application/json');
     for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) res.setHeader(name, value);
-    res.end(JSON.stringify(data));
+    // A pre-rendered page (the events' stored bytes) is sent as it is (libs/domain/src/http/prerendered.ts).
+    res.end(responseJson(data));
   } catch (cause) {
     const error = getErrorFromUnknown(cause);
     const response = errorBodyFor(error, requestIdOf(res), route.pathParams);

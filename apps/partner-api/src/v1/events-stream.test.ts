@@ -75,6 +75,44 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
     }
   }
 
+  describe('the page is the events as stored at append', () => {
+    let tenant: Tenant;
+    let client: OrdersClient;
+
+    beforeAll(async () => {
+      tenant = await buildTenant(f);
+      client = ordersClient(api, await tenant.key());
+      const subject = await client.subject();
+      for (let n = 0; n < 3; n++) expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+    });
+
+    const bodies = async () =>
+      (await connection.sql<{ body: string | null }[]>`select body from events where client_id = ${tenant.clientId} and environment = 'sandbox' order by sequence`).map((row) => row.body);
+
+    it('each event is written once, at append, in the bytes a page sends (events.body)', async () => {
+      const stored = await bodies();
+      expect(stored).toHaveLength(3);
+      const response = await client.events('?limit=10');
+      expectSuccess(response);
+      expect(response.text).toContain(`"data":{"events":[${stored.join(',')}],"next_cursor":`);
+      expect(response.body.data.events).toEqual(stored.map((body) => JSON.parse(body!)));
+    });
+
+    it('an event an earlier release wrote (no stored JSON) reads byte for byte the same, beside stored ones, on both doors', async () => {
+      const before = await client.events('?limit=10');
+      const consoleBefore = await api.fetch('GET', `/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ limit: 10 }))}`, { headers: { authorization: `Bearer ${client.key}` } });
+      await connection.sql`update events set body = null where client_id = ${tenant.clientId} and environment = 'sandbox' and sequence = 2`;
+      expect((await bodies()).map((body) => body === null)).toEqual([false, true, false]);
+      const after = await client.events('?limit=10');
+      const withoutRequestId = (text: string) => text.replace(/"request_id":"[^"]+"/, '');
+      expect(withoutRequestId(after.text)).toBe(withoutRequestId(before.text));
+      const consoleAfter = await api.fetch('GET', `/api/trpc/events.list?input=${encodeURIComponent(JSON.stringify({ limit: 10 }))}`, { headers: { authorization: `Bearer ${client.key}` } });
+      expect(consoleAfter.status, consoleAfter.text).toBe(200);
+      expect(consoleAfter.body.result.data.data).toEqual(consoleBefore.body.result.data.data);
+      expect(consoleAfter.body.result.data.data.events).toEqual(after.body.data.events);
+    });
+  });
+
   describe('order.created and order.cancelled', () => {
     let tenant: Tenant;
     let client: OrdersClient;

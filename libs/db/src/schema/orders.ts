@@ -173,6 +173,11 @@ export const events = pgTable(
     programId: uuid('program_id'),
     orderId: uuid('order_id'),
     data: jsonb('data').notNull(),
+    /**
+     * The event as partners receive it, the bytes of GET /v1/events and of a webhook body, written
+     * once at append (0014). Null on events an earlier release wrote: they are rendered from the columns.
+     */
+    body: text('body'),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex('events_stream_sequence_idx').on(t.clientId, t.environment, t.sequence)],

@@ -83,17 +83,22 @@ export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, 
   // postgres.js directly, on the transaction's connection: these run with every order change,
   // and its statements stay prepared per connection (no query building, no re-planning).
   const client = sqlOf(tx);
-  const [{ last }] = await client<{ last: string }[]>`
+  // Returns, with the numbers, whether the schema stores each event's partner JSON (0014): this
+  // release also serves the schema before it.
+  const [{ last, stores_body: storesBody }] = await client<{ last: string; stores_body: boolean }[]>`
     insert into event_streams (client_id, environment, last_sequence)
     values (${stream.clientId}, ${stream.environment}, ${drafts.length})
     on conflict (client_id, environment) do update set last_sequence = event_streams.last_sequence + ${drafts.length}
-    returning last_sequence as last`.catch((error: unknown) => {
-    throw (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE ? streamBusy() : error;
-  });
+    returning last_sequence as last, exists (select from pg_attribute where attrelid = 'events'::regclass and attname = 'body' and not attisdropped) as stores_body`.catch(
+    (error: unknown) => {
+      throw (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE ? streamBusy() : error;
+    },
+  );
   const first = Number(last) - drafts.length + 1;
   const rows = unnumbered.map((row, i) => ({ ...row, sequence: first + i }));
+  const appended = rows.map(toPartnerEvent);
   // drizzle's client passes timestamps and JSON through as text: they are serialised here.
-  const columns = rows.map((row) => ({
+  const columns = rows.map((row, i) => ({
     id: row.id,
     client_id: row.clientId,
     environment: row.environment,
@@ -104,11 +109,13 @@ export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, 
     program_id: row.programId,
     order_id: row.orderId,
     data: JSON.stringify(row.data),
+    // The bytes partners get: GET /v1/events and webhook bodies send them as they are (stream.ts).
+    ...(storesBody ? { body: JSON.stringify(appended[i]) } : {}),
   }));
   await client`insert into events ${client(columns)}`;
   // On a schema without the deferred check, the outbox follows the events it references.
   if (!outboxFirst) await outbox.write(tx, stream, outboxEvents);
-  return rows.map(toPartnerEvent);
+  return appended;
 }
 
 /**
@@ -141,7 +148,7 @@ function inSchemaOrder(data: EventData): EventData {
   return ordered as EventData;
 }
 
-export function toPartnerEvent(row: Omit<typeof events.$inferSelect, 'createdAt'>): PartnerEvent {
+export function toPartnerEvent(row: Omit<typeof events.$inferSelect, 'createdAt' | 'body'>): PartnerEvent {
   return {
     event_id: row.id,
     type: row.type as EventType,

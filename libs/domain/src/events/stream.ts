@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
-import { events, eventStreams, preparedStatement, type Database } from '@lop/db';
+import { and, eq, getTableColumns, inArray } from 'drizzle-orm';
+import { events, eventStreams, sqlOf, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { cursorCodec, sequencePosition } from '../http/cursor';
 import { PartnerError } from '../http/errors';
+import { prerendered } from '../http/prerendered';
 import type { DataProtector } from '../security/protector';
 import { toPartnerEvent, type Stream } from './append';
 import type { PartnerEvent } from './events.schemas';
@@ -50,34 +51,58 @@ export interface EventPage {
 }
 
 /**
- * A page of a stream, built once and run as a named prepared statement (like GET order's): a
- * reader follows a stream page after page, and building the query each time was CPU for nothing.
+ * A page of a stream as its rows' raw bytes: `select *` whatever the schema's columns (this
+ * release also serves the schema before 0014 added events.body), and nothing parsed but what the
+ * page needs — each event's stored JSON is sent as it is.
  */
-const streamPage = preparedStatement((db) =>
-  db
-    .select()
-    .from(events)
-    .where(and(eq(events.clientId, sql.placeholder('clientId')), eq(events.environment, sql.placeholder('environment')), gt(events.sequence, sql.placeholder('after'))))
-    .orderBy(asc(events.sequence))
-    .limit(sql.placeholder('rows'))
-    .prepare('partner_event_page'),
-);
+async function pageRows(db: Database, stream: Stream, after: number, rows: number) {
+  return sqlOf(db)`
+    select * from events where client_id = ${stream.clientId} and environment = ${stream.environment} and sequence > ${after}
+    order by sequence limit ${rows}`.raw();
+}
+
+/** Events written before 0014 (or by the previous release during a rollout) have no stored JSON: rendered from their columns. */
+async function renderedWithoutBody(db: Database, ids: string[]): Promise<Map<string, string>> {
+  const { body: _body, createdAt: _createdAt, ...columns } = getTableColumns(events);
+  const rows = await db.select(columns).from(events).where(inArray(events.id, ids));
+  return new Map(rows.map((row) => [row.id, JSON.stringify(toPartnerEvent(row))]));
+}
 
 /**
  * One page of the caller's stream after the cursor, in sequence order. A cursor past the end of
  * the stream is refused rather than answered with an empty page: it would silently skip every
  * event up to its position (a restored database, a cursor from another deployment).
+ *
+ * The page is pre-rendered (http/prerendered.ts): the REST door sends the events' stored bytes,
+ * which are byte for byte the webhook bodies of the same events; its `events` are parsed from
+ * them only if something reads them as objects.
  */
 export async function readEvents(db: Database, protector: DataProtector, caller: Caller, cursor: string | undefined, limit: number): Promise<EventPage> {
   const stream: Stream = { clientId: caller.clientId, environment: caller.environment };
   const after = cursor === undefined ? 0 : decodeCursor(protector, stream, cursor);
-  const rows = await streamPage(db).execute({ clientId: stream.clientId, environment: stream.environment, after, rows: limit + 1 });
+  const rows = await pageRows(db, stream, after, limit + 1);
   if (rows.length === 0 && after > 0 && after > (await headOf(db, stream))) {
     throw cursorError('cursor_ahead_of_stream', 'The cursor is ahead of the end of this stream; use a next_cursor this stream returned, or omit it to start from the beginning.');
   }
-  const page = rows.slice(0, limit).map(toPartnerEvent);
-  const last = page.length > 0 ? page[page.length - 1].sequence : after;
-  return { events: page, next_cursor: encodeCursor(protector, stream, last), has_more: rows.length > limit };
+  const column = (name: string) => rows.columns.findIndex((c) => c.name === name);
+  const [idAt, sequenceAt, bodyAt] = [column('id'), column('sequence'), column('body')];
+  const page = rows.slice(0, limit);
+  const missing = page.filter((row) => bodyAt === -1 || row[bodyAt] === null).map((row) => String(row[idAt]));
+  const rendered = missing.length > 0 ? await renderedWithoutBody(db, missing) : undefined;
+  const bodies = page.map((row) => (bodyAt !== -1 && row[bodyAt] !== null ? String(row[bodyAt]) : rendered!.get(String(row[idAt]))!));
+  const last = page.length > 0 ? Number(String(page[page.length - 1][sequenceAt])) : after;
+  const next_cursor = encodeCursor(protector, stream, last);
+  const has_more = rows.length > limit;
+  const eventsJson = `[${bodies.join(',')}]`;
+  let events: PartnerEvent[] | undefined;
+  const result = {
+    get events() {
+      return (events ??= JSON.parse(eventsJson) as PartnerEvent[]);
+    },
+    next_cursor,
+    has_more,
+  };
+  return prerendered(result, `{"events":${eventsJson},"next_cursor":${JSON.stringify(next_cursor)},"has_more":${has_more}}`);
 }
 
 /** The last sequence written to the stream (0 when it has none); only asked on an empty page. */

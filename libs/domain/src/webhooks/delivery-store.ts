@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import {
   events,
   preparedStatement,
@@ -315,9 +315,16 @@ export async function makeRetryDueNow(tx: Transaction, deliveryId: string, attem
  * through a prepared statement: at backlog rates a query per job and drizzle's
  * query building per job were most of the worker's time.
  */
+const { body: _body, ...eventColumns } = getTableColumns(events);
 const deliveriesByIds = preparedStatement((db) =>
   db
-    .select({ delivery: webhookDeliveries, subscription: webhookSubscriptions, event: events })
+    .select({
+      delivery: webhookDeliveries,
+      subscription: webhookSubscriptions,
+      // events.body through the row's JSON: null on the schema before 0014, where the column does
+      // not exist and naming it would fail (this release serves both). One row per delivery.
+      event: { ...eventColumns, body: sql<string | null>`to_jsonb(${events}) ->> 'body'` },
+    })
     .from(webhookDeliveries)
     .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
     .leftJoin(events, eq(events.id, webhookDeliveries.eventId))

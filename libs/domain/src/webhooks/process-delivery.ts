@@ -161,8 +161,9 @@ async function runAttempt(
   }
   if (attemptsMade !== job.attempt - 1) return notDue;
 
-  // The same object GET /v1/events returns, serialised once: these exact bytes are signed and sent.
-  const body = JSON.stringify(toPartnerEvent(event));
+  // The bytes GET /v1/events returns, stored at append (events.body): these are signed and sent.
+  // An event an earlier release wrote has none and is rendered as GET /v1/events renders it.
+  const body = event.body ?? JSON.stringify(toPartnerEvent(event));
   // Spec: x-partner-delivery-id identifies this delivery attempt, so each attempt has its own id
   // (the id of its attempt row); receivers deduplicate the event itself on event_id.
   const attemptId = randomUUID();

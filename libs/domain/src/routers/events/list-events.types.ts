@@ -3,6 +3,7 @@ import { oneLineCharacters, queryInteger, strictInput } from '../../common-schem
 import { eventPageSchema } from '../../events/events.schemas';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../../events/stream';
 import { envelopeOf } from '../../http/envelope';
+import { acceptsPrerendered } from '../../http/prerendered';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listEventsMeta: PartnerProcedureMeta = {
@@ -20,4 +21,5 @@ export const listEventsInput = strictInput({
   cursor: z.string().max(64).check(oneLineCharacters).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
   limit: queryInteger({ min: 1, max: EVENTS_MAX_LIMIT, default: EVENTS_DEFAULT_LIMIT }).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT} in plain decimal digits; default ${EVENTS_DEFAULT_LIMIT}.` }),
 });
-export const listEventsOutput = envelopeOf(eventPageSchema);
+// A page is pre-rendered from the events' stored JSON (events/stream.ts): answered as it is.
+export const listEventsOutput = acceptsPrerendered(envelopeOf(eventPageSchema));
