@@ -212,8 +212,18 @@ async function prepareTemplates(session: Sql, caller: Caller, templates: string[
       from bench_copy c join bench_tpl t on t.pos = c.pos ${join}`;
   };
   // An event payload with the template's ids, external order id and client replaced by the copy's.
-  let data = `replace(replace(e.data_text, e.template_external_id, c.new_external_id), '${caller.clientId}', c.client_id::text)`;
-  for (let i = 1; i <= max_ids; i++) data = `replace(${data}, coalesce(e.ids[${i}], chr(1)), coalesce(${id(`e.ids[${i}]`)}::text, chr(1)))`;
+  const copied = (text: string) => {
+    let expression = `replace(replace(${text}, e.template_external_id, c.new_external_id), '${caller.clientId}', c.client_id::text)`;
+    for (let i = 1; i <= max_ids; i++) expression = `replace(${expression}, coalesce(e.ids[${i}], chr(1)), coalesce(${id(`e.ids[${i}]`)}::text, chr(1)))`;
+    return expression;
+  };
+  const sequence = `c.base + c.idx * ${events_per_round} + e.rank`;
+  // The stored partner JSON (events.body) of the copy: the template's, with the copy's ids, event
+  // id, sequence and occurred_at (toISOString's form) in place of the template's.
+  const iso = (timestamp: string) => `to_char((${timestamp}) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  const body = `replace(replace(replace(${copied('e.body')}, e.id::text, ${id('e.id')}::text),
+      '"sequence":' || e.sequence || ',', '"sequence":' || (${sequence}) || ','),
+      '"occurred_at":"' || ${iso('e.occurred_at')} || '"', '"occurred_at":"' || ${iso(shifted('e.occurred_at'))} || '"')`;
   const statements = [
     await insert('orders', 'o', 'join orders o on o.id = t.order_id', {
       id: id('o.id'),
@@ -231,13 +241,14 @@ async function prepareTemplates(session: Sql, caller: Caller, templates: string[
     }),
     await insert('order_exceptions', 'x', 'join order_exceptions x on x.order_id = t.order_id', { id: id('x.id'), order_id: id('x.order_id'), entity_id: id('x.entity_id') }),
     await insert('events', 'e', 'join bench_tpl_events e on e.pos = t.pos', {
-      id: 'gen_random_uuid()',
+      id: id('e.id'),
       client_id: 'c.client_id',
       order_id: id('e.order_id'),
-      sequence: `c.base + c.idx * ${events_per_round} + e.rank`,
+      sequence,
       occurred_at: shifted('e.occurred_at'),
       created_at: shifted('e.created_at'),
-      data: `${data}::jsonb`,
+      data: `${copied('e.data_text')}::jsonb`,
+      body,
     }),
   ];
   return { templates: templates.length, eventsPerRound: events_per_round, mainClientId: caller.clientId, mainBase: last_sequence, others, statements };

@@ -136,15 +136,20 @@ async function withPartnerActions(tx: Transaction, drafts: EventDraft[]): Promis
 }
 
 /**
- * jsonb hands `data` back with its keys reordered (shortest first), while GET /v1/events writes
- * them in the schema's order. A webhook body must be byte for byte the stream's object, so both
- * paths rebuild `data` in the schema's order.
+ * The one rendering of an event's `data`, whether from a draft (at append, into events.body) or
+ * from the jsonb column (events an earlier release wrote): jsonb hands `data` back with its keys
+ * reordered (shortest first, then bytewise), so the data keys are put in the schema's order, and
+ * the open-ended `links` in jsonb's own order, the order partners have always received them in.
+ * The stored bytes and the ones rendered from the columns are then the same.
  */
 const DATA_KEYS = Object.keys(eventDataSchema.shape) as (keyof EventData)[];
+
+const jsonbKeyOrder = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 
 function inSchemaOrder(data: EventData): EventData {
   const ordered: Record<string, unknown> = {};
   for (const key of DATA_KEYS) if (data[key] !== undefined) ordered[key] = data[key];
+  if (data.links) ordered.links = Object.fromEntries(Object.entries(data.links).sort(([a], [b]) => jsonbKeyOrder(a, b)));
   return ordered as EventData;
 }
 
