@@ -1,6 +1,6 @@
 /**
  * Where the partner API's CPU goes per request: runs the production bundle with V8's sampling
- * profiler, drives one route at a time (GET /v1/orders/{id}, POST /v1/orders) with the bench's own
+ * profiler, drives one route at a time (GET /v1/orders/{id}, POST /v1/orders, GET /v1/events) with the bench's own
  * requests, and sums the profile's samples taken during the measured load only (startup and
  * warm-up excluded) by function and by package, mapped back to our sources through the bundle's
  * source map.
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { connectDatabase, createTestDatabase, freePort, locateDatabase } from '@lop/db';
-import { loadConfig } from '@lop/domain';
+import { loadConfig, PARTNER_BASE_PATH } from '@lop/domain';
 import { runLoad } from './http-load';
 import { loadBenchData } from './load-data';
 import { bundle, REPO_ROOT, startService } from './processes';
@@ -284,6 +284,8 @@ async function main(): Promise<void> {
     const routes: { name: string; request: () => BenchRequest; status: number }[] = [
       { name: 'get', request: getOrderRequests(data), status: 200 },
       { name: 'create', request: createOrderRequests(data), status: 201 },
+      // The first page of 500 of the bench client's stream, again and again.
+      { name: 'events', request: () => ({ path: `${PARTNER_BASE_PATH}/v1/events?limit=500`, headers: { authorization: `Bearer ${data.key}` } }), status: 200 },
     ];
     for (const route of routes.filter((r) => !values.only || values.only === r.name)) {
       const runDir = join(dir, `${route.name}-run`);

@@ -19,6 +19,14 @@ describe('pre-rendered response data', () => {
     expect(responseJson(envelope)).toBe('{"data":{"events":[{"amount":1.50}],"next_cursor":"c","has_more":false},"request_id":"req_1"}');
   });
 
+  it('data rendered as bytes is sent as bytes, copied as they are', () => {
+    const json = Buffer.from('{"events":[{"name":"Zoë","amount":1.50}],"next_cursor":"c","has_more":false}');
+    const envelope = { data: prerendered(page([]), json), request_id: 'req_1', cursor: 'c' };
+    const sent = responseJson(envelope);
+    expect(Buffer.isBuffer(sent)).toBe(true);
+    expect(sent.toString()).toBe(`{"data":${json.toString()},"request_id":"req_1","cursor":"c"}`);
+  });
+
   it('anything else is JSON.stringify', () => {
     const envelope = { data: page([{ a: 1 }]), request_id: 'req_1' };
     expect(responseJson(envelope)).toBe(JSON.stringify(envelope));

@@ -7,10 +7,10 @@ import type { z } from 'zod';
  * again (acceptsPrerendered). Anything that reads the value as an object (the console's tRPC
  * door, a test) still gets the same data: the text is the value's JSON.
  */
-const rendered = new WeakMap<object, string>();
+const rendered = new WeakMap<object, string | Buffer>();
 
-/** Records that `value`'s JSON is exactly `json`; returns `value`. */
-export function prerendered<T extends object>(value: T, json: string): T {
+/** Records that `value`'s JSON is exactly `json` (text, or its UTF-8 bytes); returns `value`. */
+export function prerendered<T extends object>(value: T, json: string | Buffer): T {
   rendered.set(value, json);
   return value;
 }
@@ -20,14 +20,19 @@ export function prerendered<T extends object>(value: T, json: string): T {
 const PLACEHOLDER = '\u0000prerendered\u0000';
 const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
 
-/** The JSON of a success envelope (`{data, request_id, …}`), its `data` sent as rendered when it was. */
-export function responseJson(envelope: unknown): string {
+/**
+ * The JSON of a success envelope (`{data, request_id, …}`), its `data` sent as rendered when it
+ * was: text, or UTF-8 bytes when the data was rendered as bytes (a page of stored events is
+ * copied from the database's rows into the response without being decoded).
+ */
+export function responseJson(envelope: unknown): string | Buffer {
   const data = envelope && typeof envelope === 'object' ? (envelope as { data?: unknown }).data : undefined;
   const json = data && typeof data === 'object' ? rendered.get(data) : undefined;
   if (json === undefined) return JSON.stringify(envelope);
   const outer = JSON.stringify({ ...(envelope as object), data: PLACEHOLDER });
   const at = outer.indexOf(PLACEHOLDER_JSON);
-  return outer.slice(0, at) + json + outer.slice(at + PLACEHOLDER_JSON.length);
+  const [before, after] = [outer.slice(0, at), outer.slice(at + PLACEHOLDER_JSON.length)];
+  return typeof json === 'string' ? before + json + after : Buffer.concat([Buffer.from(before), json, Buffer.from(after)]);
 }
 
 /** The output schema of a procedure whose envelope `data` may be pre-rendered: such a value is answered as it is, anything else checked. */
