@@ -9,11 +9,13 @@ import { restoreDeliveryJobs } from '@lop/domain';
  * Every job belongs to its API client's pg-boss group. A client is *entitled* to `clientCap`
  * attempts in flight; past that it only *borrows* slots nobody else's waiting job wants:
  *
- * 1. Each round first fetches with the clients at their cap skipped (`ignoreGroups`), oldest
- *    first. Jobs beyond a client's cap in that fetch are handed back (`restore`) when the fetch
- *    came back full — other clients' jobs may wait behind them — and the round is repeated.
- * 2. Only a fetch that comes back short (no client under its cap has anything else waiting) lets
- *    clients at their cap borrow, with a second fetch that skips nobody.
+ * 1. A round first fetches with the clients at their cap skipped (`ignoreGroups`) and pg-boss's
+ *    `groupConcurrency` keeping the others within theirs (the database's count of active jobs;
+ *    this process's exact count hands back, unstarted, whatever a concurrent fetch overshot).
+ *    A fetch that served someone is followed by another, which looks past the clients it served.
+ * 2. Only a fetch that finds nobody under its cap waiting lets clients borrow, with a fetch that
+ *    skips nobody. Until a NOTIFY, the poll or the poll interval says new jobs may have come,
+ *    the next rounds borrow at once instead of reading past the borrower's whole backlog again.
  * 3. Borrowing never takes the last `reserve` slots: a client arriving while another's slow
  *    backlog borrows finds a slot at once, instead of waiting for a borrowed attempt to end
  *    (up to the attempt timeout).
@@ -57,6 +59,13 @@ export class FairDispatcher<T> {
   private readonly running = new Set<Promise<void>>();
   /** The last round found more than it could take: fetch again as soon as slots free. */
   private backlog = false;
+  /**
+   * Jobs may have arrived since a fetch last found no client under its cap waiting. While it is
+   * false the clients at their cap borrow without that fetch, which would read past their whole
+   * backlog to find nothing; a NOTIFY, the poll, or the poll interval passing sets it again.
+   */
+  private newJobs = true;
+  private lastLook = 0;
   private timer: NodeJS.Timeout | undefined;
   private idle: (() => void)[] = [];
   private readonly settler: JobSettler;
@@ -76,8 +85,14 @@ export class FairDispatcher<T> {
     return { inFlight: this.inFlight, byClient: new Map(this.byClient) };
   }
 
-  /** A NOTIFY for this queue, a reconnected listener, a freed slot or the poll: look for work now. */
+  /** A NOTIFY for this queue, a reconnected listener or the poll: new jobs may wait, look now. */
   wake() {
+    this.newJobs = true;
+    this.look();
+  }
+
+  /** Fetches while slots are free (at most MAX_ROUNDS fetches at once). */
+  private look() {
     if (this.stopping || this.rounds >= MAX_ROUNDS || this.free() <= 0) return;
     // Another fetch is running and few slots are free: let them gather.
     if (this.rounds > 0 && this.free() < this.minRound) return;
@@ -116,9 +131,13 @@ export class FairDispatcher<T> {
 
   /** A fetch for the free slots: entitled jobs, or borrowed ones when nobody under its cap waits (see the class comment). */
   private async round() {
-    const { boss, queue, clientCap, slots, reserve } = this.options;
+    const { boss, queue, clientCap } = this.options;
     const want = this.free();
     if (want <= 0) return;
+    if (Date.now() - this.lastLook >= this.options.pollIntervalMs) this.newJobs = true;
+    if (!this.newJobs && this.atCap().length > 0) return this.borrow();
+    this.newJobs = false;
+    this.lastLook = Date.now();
     this.asked += want;
     let fetched: Job<T>[];
     try {
@@ -145,11 +164,18 @@ export class FairDispatcher<T> {
     if (fetched.length >= want || entitled.length > 0) {
       // Full, or short because the clients it served reached their caps: look past them.
       this.backlog = true;
-      return this.wake();
+      this.newJobs = true;
+      return this.look();
     }
+    return this.borrow();
+  }
+
+  private async borrow() {
+    const { boss, queue, slots, reserve } = this.options;
     // Nobody under its cap has anything waiting: clients at their cap may borrow what is free,
-    // short of the reserve.
-    if (this.atCap().length === 0 || this.stopping) return void (this.backlog = false);
+    // short of the reserve. (The database's count of a client's active jobs lags this process's
+    // by the completions not yet written, so a client may be at its cap there and not here.)
+    if (this.stopping) return;
     const borrow = Math.min(this.free(), slots - reserve - this.inFlight - this.asked);
     // The clients at their cap may have more waiting: look again when their attempts end.
     if (borrow <= 0) return void (this.backlog = true);
@@ -162,6 +188,8 @@ export class FairDispatcher<T> {
     }
     this.launch(borrowed);
     this.backlog = borrowed.length >= borrow;
+    // Nothing waits at all: the next NOTIFY or poll looks again.
+    if (borrowed.length === 0) this.newJobs = false;
   }
 
   private launch(jobs: Job<T>[]) {
@@ -179,7 +207,7 @@ export class FairDispatcher<T> {
       }
       if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
       // A draining backlog is fetched again once enough slots are free (or none is busy).
-      if (this.backlog && (this.free() >= this.minRound || this.inFlight === 0)) this.wake();
+      if (this.backlog && (this.free() >= this.minRound || this.inFlight === 0)) this.look();
     };
     const done = new Set<number>();
     const settled = (index: number, outcome: true | Error) => {
