@@ -1,7 +1,8 @@
 /**
  * Webhook delivery benchmark: commit-to-receipt latency at a steady event rate, and the drain rate
- * of a backlog, against a real receiver on 127.0.0.1 — and, as the drain's yardstick in the same
- * run, the rate of a bare delivery loop (signed POSTs to the same receiver, same concurrency).
+ * of a backlog spread over several clients and of one client's backlog alone, against a real
+ * receiver on 127.0.0.1 — and, as the drains' yardstick in the same run, the rate of a bare
+ * delivery loop (signed POSTs to the same receiver, same concurrency).
  *
  *   DATABASE_URL=postgres://… npx tsx tools/bench/webhook-latency.ts [--rate 50] [--seconds 10] [--backlog 5000]
  *
@@ -113,10 +114,22 @@ try {
   await receiver.waitFor((all) => all.length - before >= backlog, 300_000, 'the backlog');
   const drainSeconds = (Date.now() - drainStart) / 1000;
   console.log(`backlog: ${backlog} deliveries of ${streams.length} clients drained in ${drainSeconds.toFixed(2)} s (worker start included): ${Math.round(backlog / drainSeconds)} deliveries/s`);
-
   await worker.close();
 
-  // 3. The yardstick for the drain, in this same run: a bare delivery loop — the same number of
+  // 3. One client's backlog alone, the same size: nobody else waits, so fair delivery lets it
+  // borrow every slot but the reserve (docs/operations.md, "Fair delivery").
+  const aloneBefore = receiver.requests.length;
+  for (let done = 0; done < backlog; done += 500) {
+    await database.db.transaction((tx) => appendEvents(tx, stream, Array.from({ length: Math.min(500, backlog - done) }, draft)));
+  }
+  const aloneStart = Date.now();
+  worker = await startDeliveryWorker(testDatabase.url, { config });
+  await receiver.waitFor((all) => all.length - aloneBefore >= backlog, 300_000, 'one client’s backlog');
+  const aloneSeconds = (Date.now() - aloneStart) / 1000;
+  console.log(`one client's backlog: ${backlog} deliveries drained alone in ${aloneSeconds.toFixed(2)} s (worker start included): ${Math.round(backlog / aloneSeconds)} deliveries/s`);
+  await worker.close();
+
+  // 4. The yardstick for the drains, in this same run: a bare delivery loop — the same number of
   // signed JSON POSTs to the same receiver, at the worker's concurrency, with no queue, each
   // recorded the least way a delivery that survives a crash can be: one committed write before
   // the POST and one after (as the GET baseline runs the API's SQL), on a pool the worker's size.

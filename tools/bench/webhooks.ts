@@ -11,6 +11,9 @@ export interface WebhookFigures {
   max: number;
   drainPerSecond: number;
   drainSeconds: number;
+  /** The same number of deliveries, all one client's, drained with no other client waiting. */
+  singleClientPerSecond: number;
+  singleClientSeconds: number;
   /** The same number of signed POSTs to the same receiver at the worker's concurrency, no queue: the drain's yardstick. */
   bareDeliveriesPerSecond: number;
 }
@@ -23,7 +26,7 @@ export interface NotMeasured {
 /**
  * Webhook delivery, measured by the webhooks' own benchmark (tools/bench/webhook-latency.ts) as a
  * child process: commit-to-receipt latency at a steady event rate, then the drain rate of a backlog
- * and of a bare delivery loop to the same receiver, with a real receiver on 127.0.0.1 and its own fresh database. Its printed figures are parsed here.
+ * of several clients, of one client's backlog alone, and of a bare delivery loop to the same receiver, with a real receiver on 127.0.0.1 and its own fresh database. Its printed figures are parsed here.
  */
 export async function measureWebhooks(options: { serverUrl: string; rate: number; seconds: number; backlog: number; timeoutMs: number }): Promise<WebhookFigures | NotMeasured> {
   const args = ['--import', 'tsx', 'tools/bench/webhook-latency.ts', '--rate', String(options.rate), '--seconds', String(options.seconds), '--backlog', String(options.backlog)];
@@ -39,9 +42,10 @@ export async function measureWebhooks(options: { serverUrl: string; rate: number
   clearTimeout(timer);
   const latency = /median (\d+(?:\.\d+)?) ms, p99 (\d+(?:\.\d+)?) ms, max (\d+(?:\.\d+)?) ms/.exec(output);
   const drain = /drained in (\d+(?:\.\d+)?) s.*?: (\d+) deliveries\/s/.exec(output);
+  const single = /one client's backlog: .*? drained alone in (\d+(?:\.\d+)?) s.*?: (\d+) deliveries\/s/.exec(output);
   const bare = /bare delivery loop: .*: (\d+) deliveries\/s/.exec(output);
-  if (code !== 0 || !latency || !drain || !bare) {
-    return { measured: false, reason: `tools/bench/webhook-latency.ts ${code === null ? 'was stopped after the time limit' : `exited with ${code}`}${latency && drain && bare ? '' : ' without its figures'}: ${output.trim().split('\n').slice(-3).join(' / ')}` };
+  if (code !== 0 || !latency || !drain || !single || !bare) {
+    return { measured: false, reason: `tools/bench/webhook-latency.ts ${code === null ? 'was stopped after the time limit' : `exited with ${code}`}${latency && drain && single && bare ? '' : ' without its figures'}: ${output.trim().split('\n').slice(-3).join(' / ')}` };
   }
   return {
     measured: true,
@@ -53,6 +57,8 @@ export async function measureWebhooks(options: { serverUrl: string; rate: number
     max: Number(latency[3]),
     drainSeconds: Number(drain[1]),
     drainPerSecond: Number(drain[2]),
+    singleClientSeconds: Number(single[1]),
+    singleClientPerSecond: Number(single[2]),
     bareDeliveriesPerSecond: Number(bare[1]),
   };
 }

@@ -167,7 +167,7 @@ describe('crash safety', () => {
   it('on SIGTERM stops taking work, finishes the attempts in flight and exits; the rest waits for the next worker', async () => {
     const path = '/graceful';
     // Slow while the first worker runs (attempts in flight at SIGTERM); quick for the next, which
-    // drains one client's backlog at most PARTNER_WEBHOOK_CLIENT_CONCURRENCY at a time.
+    // drains one client's backlog with every slot but the reserve (fair delivery, nobody else waits).
     let slow = true;
     receiver.respond((request) => ({ status: request.path === path ? 200 : 404, delayMs: request.path === path && slow ? 800 : 0 }));
     const partner = await newPartner(database.db, database.sql);

@@ -10,6 +10,8 @@ import {
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
   openDeliveryQueue,
+  batchingRecorder,
+  deliveryWakeUpChannel,
   processDeliveryJobs,
   protectorFor,
   retentionSettings,
@@ -23,6 +25,7 @@ import {
   type DeliveryQueue,
   type Resolver,
 } from '@lop/domain';
+import { FairDispatcher } from './dispatcher';
 
 export interface DeliveryWorkerOptions {
   /** Defaults to the process environment. */
@@ -42,14 +45,10 @@ export interface RunningDeliveryWorker {
 }
 
 /**
- * pg-boss workers per queue (one queue per environment); each fetches a batch and runs its
- * attempts in parallel, and fetches again when the whole batch is done. One client's attempts are
- * capped per process (PARTNER_WEBHOOK_CLIENT_CONCURRENCY, at most this many): its jobs come in as
- * one batch while it is under the cap, so a client whose endpoints answer slowly keeps few
- * workers waiting, and the others fetch past its backlog.
+ * Attempt slots per queue (one queue per environment) are shared by a FairDispatcher: each
+ * attempt frees its slot when it ends, one client is entitled to PARTNER_WEBHOOK_CLIENT_CONCURRENCY
+ * of them and borrows the rest only while no other client's job waits, never the last `reserve`.
  */
-const LOCAL_WORKERS = 8;
-
 /**
  * The worker's own logger: errors are logged without the SQL and parameters a failed query carries;
  * a line written inside a traced attempt carries its trace_id and span_id.
@@ -68,16 +67,16 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
   const settings = webhookSettings(config, databaseUrl);
   if (settings.destination.allowLoopback) logger.warn(LOOPBACK_ALLOWANCE_WARNING);
 
-  const localConcurrency = Math.min(LOCAL_WORKERS, settings.concurrency);
-  const batchSize = Math.ceil(settings.concurrency / localConcurrency);
-  // pg-boss allows no more per group than local workers.
-  const clientConcurrency = Math.min(settings.clientConcurrency, localConcurrency);
+  const slots = settings.concurrency;
+  const clientConcurrency = Math.min(settings.clientConcurrency, slots);
+  // Borrowing leaves a newcomer this many slots (docs/operations.md, "Fair delivery").
+  const reserve = slots > clientConcurrency ? clientConcurrency : 0;
   const queue = await openDeliveryQueue({
     databaseUrl,
     settings: settings.queue,
     role: 'worker',
     applicationName: 'delivery-worker-pgboss',
-    poolSize: localConcurrency + 6,
+    poolSize: 6,
     onError: (error) => logger.error({ err: error }, 'pg-boss error'),
     schedule: true,
   });
@@ -85,8 +84,9 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
   // Each environment has its own queue, workers and connections: production never waits behind sandbox.
   const databases = (['production', 'sandbox'] as const).map((environment) => ({
     environment,
-    database: connectDatabase(databaseUrl, { max: Math.min(6, localConcurrency + 2), applicationName: `delivery-worker-${environment}` }),
+    database: connectDatabase(databaseUrl, { max: 6, applicationName: `delivery-worker-${environment}` }),
   }));
+  const dispatchers = new Map<string, FairDispatcher<DeliveryJob>>();
   for (const { environment, database } of databases) {
     const processor: DeliveryProcessor = {
       db: database.db,
@@ -95,43 +95,49 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
       policy: settings.policy,
       attempt: { timeoutMs: settings.attemptTimeoutMs, ...settings.destination, resolve: options.resolve, clock: options.clock, agents },
       leaseSeconds: jobExpirySeconds(settings.queue),
+      // The claims and completions of the attempts running together go in one statement each.
+      recorder: batchingRecorder(database.db, queue),
     };
-    await queue.boss.work<DeliveryJob>(
-      DELIVERY_QUEUES[environment],
-      {
-        batchSize,
-        localConcurrency,
-        // Per API client (the job's group), in this process: one client's backlog or slow endpoints
-        // hold at most this many attempts, and the fetch skips that client's jobs meanwhile (an
-        // excess fetched concurrently is handed back at once). pg-boss's database-wide
-        // groupConcurrency was tried first: fetches woken by the same NOTIFY all read the same
-        // active count, and one client took all 16 slots of a limit of 4.
-        localGroupConcurrency: clientConcurrency,
-        burstWhenBatchFull: true,
-        pollingIntervalSeconds: settings.queue.pollIntervalSeconds,
-        notifyPollingIntervalSeconds: settings.queue.pollIntervalSeconds,
-        perJobResults: true,
+    const dispatcher = new FairDispatcher<DeliveryJob>({
+      boss: queue.boss,
+      queue: DELIVERY_QUEUES[environment],
+      slots,
+      clientCap: clientConcurrency,
+      reserve,
+      pollIntervalMs: settings.queue.pollIntervalSeconds * 1000,
+      onError: (error) => logger.error({ err: error, environment }, 'delivery dispatcher error'),
+      run: async (jobs, signal, settled) => {
+        await processDeliveryJobs(
+          processor,
+          jobs.map((job) => ({ data: job.data, signal })),
+          (i, result) => {
+            const job = jobs[i];
+            if (result.status === 'fulfilled') {
+              countDeliveryAttempt(result.value);
+              logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome: result.value }, 'delivery attempt');
+              return settled(i, true);
+            }
+            // Not a verdict on the receiver: the job is released and pg-boss runs it again later. That
+            // run never sends a second request for the same attempt: a claimed attempt is completed as
+            // interrupted and the next one waits for the schedule (libs/domain/src/webhooks/delivery-store.ts).
+            countDeliveryAttempt('released');
+            if (result.reason instanceof AttemptInFlightError) logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt }, 'attempt still in flight elsewhere; job released');
+            else logger.error({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'internal error in a delivery job; job released');
+            settled(i, result.reason instanceof Error ? result.reason : new Error(String(result.reason)));
+          },
+        );
       },
-      async (jobs) => {
-        const results = await processDeliveryJobs(processor, jobs);
-        return jobs.map((job, i) => {
-          const result = results[i];
-          if (result.status === 'fulfilled') {
-            countDeliveryAttempt(result.value);
-            logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, outcome: result.value }, 'delivery attempt');
-            return { id: job.id, status: 'completed' as const };
-          }
-          // Not a verdict on the receiver: the job is released and pg-boss runs it again later. That
-          // run never sends a second request for the same attempt: a claimed attempt is completed as
-          // interrupted and the next one waits for the schedule (libs/domain/src/webhooks/delivery-store.ts).
-          countDeliveryAttempt('released');
-          if (result.reason instanceof AttemptInFlightError) logger.debug({ delivery_id: job.data.delivery_id, attempt: job.data.attempt }, 'attempt still in flight elsewhere; job released');
-          else logger.error({ delivery_id: job.data.delivery_id, attempt: job.data.attempt, err: result.reason }, 'internal error in a delivery job; job released');
-          return { id: job.id, status: 'failed' as const, output: { message: (result.reason as Error).message } };
-        });
-      },
-    );
+    });
+    dispatchers.set(DELIVERY_QUEUES[environment], dispatcher);
   }
+  // A committed job wakes its queue's dispatcher at once (pg-boss's NOTIFY, sent by queues with
+  // `notify`); after a reconnect every dispatcher looks, for what was sent meanwhile.
+  const listener = await databases[0].database.sql.listen(
+    await deliveryWakeUpChannel(databases[0].database.sql),
+    (name) => dispatchers.get(name)?.wake(),
+    () => dispatchers.forEach((dispatcher) => dispatcher.wake()),
+  );
+  dispatchers.forEach((dispatcher) => dispatcher.start());
   // The retention pass: scheduled by every worker, run by one of them at a time (maintenance-job.ts).
   await startMaintenance(queue.boss, {
     sql: databases[0].database.sql,
@@ -139,13 +145,15 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     onPass: (outcome) =>
       'error' in outcome ? logger.error({ err: outcome.error }, 'retention pass failed; pg-boss retries it') : logger.info({ pruned: outcome.pruned, seconds: outcome.seconds }, 'retention pass'),
   });
-  logger.info({ batchSize, localConcurrency, clientConcurrency }, 'webhook delivery worker started (one queue per environment)');
+  logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 
   let closing: Promise<void> | undefined;
   return {
     queue,
     close: () =>
       (closing ??= (async () => {
+        await listener.unlisten();
+        await Promise.all([...dispatchers.values()].map((dispatcher) => dispatcher.stop(settings.attemptTimeoutMs + 5_000)));
         await queue.boss.stop({ graceful: true, timeout: settings.attemptTimeoutMs + 5_000 });
         agents.destroy();
         await Promise.all(databases.map(({ database }) => database.close()));

@@ -52,8 +52,9 @@ const configSchema = z.object({
   PARTNER_WEBHOOK_ATTEMPT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(10).default(10),
   PARTNER_WEBHOOK_RETRY_AFTER_MAX_SECONDS: z.coerce.number().min(0).max(RETRY_AFTER_MAX_SECONDS).default(RETRY_AFTER_MAX_SECONDS),
   PARTNER_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
-  // Attempts one API client may have in flight per environment in one worker process (at most 8,
-  // pg-boss's limit per group): its backlog or slow endpoints hold no more of the capacity than this.
+  // Attempts one API client is entitled to in flight per environment in one worker process while
+  // other clients' jobs wait (more only borrowed, never the last this many slots): its backlog or
+  // slow endpoints hold no more of the capacity others need than this. At most 8, as before.
   PARTNER_WEBHOOK_CLIENT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(8),
   PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).max(60).default(2),
   // Base64 of 32 random bytes; without it, one is generated once into the data folder.

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { fromDrizzle, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
-import type { Transaction } from '@lop/db';
+import type { Sql, Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 
 /**
@@ -93,6 +93,28 @@ export class DeliveryQueue {
   }
 }
 
+/**
+ * The channel pg-boss NOTIFYs, with the queue's name as payload, when a job of a `notify` queue
+ * is committed: the delivery workers LISTEN on it themselves (their dispatchers fetch outside
+ * pg-boss's work loop). Computed by the database as pg-boss 12 computes it for its default
+ * `pgboss` schema (plans.notifyChannelSql); the wake-up tests fail if that ever changes.
+ */
+export async function deliveryWakeUpChannel(sql: Sql): Promise<string> {
+  const [{ channel }] = await sql<{ channel: string }[]>`select 'pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24) as channel`;
+  return channel;
+}
+
+/**
+ * Hands fetched jobs back unstarted, as pg-boss's own per-group limit does with an excess it
+ * fetched (its restore, which pg-boss 12 does not export): state `created` again, `started_on`
+ * cleared so the next fetch does not count a retry. Only jobs still active, i.e. still this
+ * fetch's: the dispatcher calls it before the jobs run.
+ */
+export async function restoreDeliveryJobs(boss: PgBoss, queueName: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await boss.getDb().executeSql(`update pgboss.job set state = 'created', started_on = null, heartbeat_on = null where name = $1 and id = any($2::uuid[]) and state = 'active'`, [queueName, ids]);
+}
+
 export interface OpenQueueOptions {
   databaseUrl: string;
   settings: DeliveryQueueSettings;
@@ -122,6 +144,7 @@ export async function openDeliveryQueue(options: OpenQueueOptions): Promise<Deli
     schedule: worker && options.schedule === true,
     supervise: worker,
     useListenNotify: worker,
+    ...(worker ? { options: '-c synchronous_commit=off' } : {}),
     // Expired jobs (a worker killed mid-attempt) are found by the supervisor's monitor pass.
     ...(worker ? { superviseIntervalSeconds: Math.min(60, expiry), monitorIntervalSeconds: Math.min(60, expiry) } : {}),
   };

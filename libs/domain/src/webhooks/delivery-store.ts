@@ -137,6 +137,111 @@ export async function completeAttempt(db: Database, queue: DeliveryQueue | null,
   return db.transaction((tx) => write(tx));
 }
 
+/**
+ * claimAttempt for many attempts in one statement (one commit): the worker's batching recorder
+ * (attempt-recorder.ts) gathers the claims of attempts about to send. The same conditions per
+ * row; each claim succeeds or fails on its own. Returns, per claim in order, whether it is now
+ * owned. At most one claim per delivery in a call (the caller defers a second one).
+ */
+export async function claimAttempts(db: Database, claims: AttemptClaim[]): Promise<boolean[]> {
+  if (claims.length === 0) return [];
+  if (new Set(claims.map((c) => c.deliveryId)).size !== claims.length) throw new Error('claimAttempts: one claim per delivery per call');
+  const input = JSON.stringify(
+    claims.map((c) => ({
+      delivery_id: c.deliveryId,
+      attempt: c.attempt,
+      attempt_id: c.attemptId,
+      started_at: c.startedAt.toISOString(),
+      address: c.address,
+      request_headers: c.requestHeaders,
+      request_body: c.requestBody,
+      max_attempts: c.maxAttempts,
+      lease_seconds: c.leaseSeconds,
+    })),
+  );
+  const rows = await sqlOf(db)<{ delivery_id: string }[]>`
+    with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as i(delivery_id uuid, attempt int, attempt_id uuid, started_at timestamptz, address text,
+        request_headers jsonb, request_body text, max_attempts int, lease_seconds float8)),
+    claimed as (
+      update webhook_deliveries d set attempts_made = i.attempt
+      from input i
+      where d.id = i.delivery_id and d.state = 'pending' and d.attempts_made = i.attempt - 1 and i.attempt <= i.max_attempts
+        -- never while the previous attempt is still in flight (a "retry now" job arriving meanwhile)
+        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = i.delivery_id and a.attempt_number = i.attempt - 1 and a.outcome = ${SENDING})
+      returning d.id)
+    insert into webhook_delivery_attempts (id, delivery_id, attempt_number, started_at, outcome, destination_address, request_headers, request_body, in_flight_until)
+    select i.attempt_id, i.delivery_id, i.attempt, i.started_at, ${SENDING}, i.address, i.request_headers, i.request_body, now() + make_interval(secs => i.lease_seconds)
+    from claimed c join input i on i.delivery_id = c.id
+    returning delivery_id`;
+  const owned = new Set(rows.map((row) => row.delivery_id));
+  return claims.map((c) => owned.has(c.deliveryId));
+}
+
+export interface AttemptCompletion {
+  verdict: AttemptVerdict;
+  /** The following attempt's job, enqueued in the same transaction if the verdict lands. */
+  next?: EnqueueRequest;
+}
+
+/**
+ * completeAttempt for many attempts in one statement, and one commit (a transaction only when
+ * some of them enqueue a next attempt). The same conditions per row; returns, per completion in
+ * order, whether it landed. At most one completion per delivery in a call.
+ */
+export async function completeAttempts(db: Database, queue: DeliveryQueue | null, completions: AttemptCompletion[]): Promise<boolean[]> {
+  if (completions.length === 0) return [];
+  if (new Set(completions.map((c) => c.verdict.deliveryId)).size !== completions.length) throw new Error('completeAttempts: one completion per delivery per call');
+  const input = JSON.stringify(
+    completions.map(({ verdict: v }) => ({
+      delivery_id: v.deliveryId,
+      attempt: v.attempt,
+      outcome: v.outcome,
+      delivery_state: v.deliveryState,
+      failure_reason: v.failureReason,
+      status_code: v.statusCode,
+      error_class: v.errorClass,
+      duration_ms: v.durationMs,
+      address: v.address,
+      response_body: v.responseBody?.toString('base64') ?? null,
+      response_body_truncated: v.responseBodyTruncated,
+      retry_after_seconds: v.retryAfterSeconds,
+      next_attempt_at: v.nextAttemptAt?.toISOString() ?? null,
+      completed_at: v.completedAt?.toISOString() ?? null,
+      only_if_abandoned: v.onlyIfAbandoned === true,
+    })),
+  );
+  const write = async (tx: Database | Transaction) => {
+    const rows = await sqlOf(tx)<{ id: string }[]>`
+      with input as (
+        select * from jsonb_to_recordset(${input}::jsonb) as i(delivery_id uuid, attempt int, outcome webhook_attempt_outcome, delivery_state webhook_delivery_state,
+          failure_reason text, status_code int, error_class text, duration_ms int, address text, response_body text, response_body_truncated boolean,
+          retry_after_seconds real, next_attempt_at timestamptz, completed_at timestamptz, only_if_abandoned boolean)),
+      finished as (
+        update webhook_delivery_attempts a
+        set outcome = i.outcome, status_code = i.status_code, error_class = i.error_class, duration_ms = i.duration_ms,
+            destination_address = coalesce(i.address, a.destination_address), response_body = decode(i.response_body, 'base64'),
+            response_body_truncated = i.response_body_truncated, retry_after_seconds = i.retry_after_seconds, next_attempt_at = i.next_attempt_at, in_flight_until = null
+        from input i
+        where a.delivery_id = i.delivery_id and a.attempt_number = i.attempt and a.outcome = ${SENDING}
+          and (i.only_if_abandoned = false or a.in_flight_until < now())
+        returning a.delivery_id)
+      update webhook_deliveries d
+      set state = i.delivery_state, failure_reason = i.failure_reason, next_attempt_at = i.next_attempt_at,
+          last_status_code = i.status_code, last_error_class = i.error_class, completed_at = i.completed_at
+      from finished f join input i on i.delivery_id = f.delivery_id
+      where d.id = f.delivery_id and d.state = 'pending' and d.attempts_made = i.attempt
+      returning d.id`;
+    const landed = new Set(rows.map((row) => row.id));
+    // An attempt row may be completed while its delivery was cancelled meanwhile: then nothing follows.
+    const next = completions.flatMap((c) => (c.next && landed.has(c.verdict.deliveryId) ? [c.next] : []));
+    if (next.length > 0 && queue) await queue.enqueue(tx as Transaction, next);
+    return completions.map((c) => landed.has(c.verdict.deliveryId));
+  };
+  if (!queue || completions.every((c) => !c.next)) return write(db);
+  return db.transaction((tx) => write(tx));
+}
+
 /** Whether attempt n of a delivery is `sending` and still within its lease (its worker may be running it). */
 export async function attemptInFlight(db: Database, deliveryId: string, attempt: number): Promise<boolean> {
   const rows = await sqlOf(db)`

@@ -11,3 +11,4 @@ export * from './subscriptions';
 export * from './deliveries';
 export * from './delivery-view';
 export * from './settings';
+export * from './attempt-recorder';

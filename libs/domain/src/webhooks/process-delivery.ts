@@ -4,7 +4,8 @@ import type { Database } from '@lop/db';
 import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { traceparentContext, withSpan } from '../telemetry/tracing';
-import { attemptInFlight, cancelPendingDeliveries, claimAttempt, completeAttempt, loadDeliveries, verdictOf, type LoadedDelivery } from './delivery-store';
+import { directRecorder, type AttemptRecorder } from './attempt-recorder';
+import { attemptInFlight, cancelPendingDeliveries, loadDeliveries, verdictOf, type LoadedDelivery } from './delivery-store';
 import { AttemptInterruptedError, attemptDelivery, AttemptNotStartedError, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
 import type { DeliveryJob, DeliveryQueue, EnqueueRequest } from './delivery-queue';
 import { decideNext, maxAttempts, type Decision, type RetryPolicy } from './retry-policy';
@@ -25,6 +26,8 @@ export interface DeliveryProcessor {
   attempt: Omit<AttemptOptions, 'signal'>;
   /** How long a claimed attempt stays `sending` before another run may take it as abandoned (the job's expiry). */
   leaseSeconds: number;
+  /** How claims and completions reach the attempt log; each on its own unless given (attempt-recorder.ts). */
+  recorder?: AttemptRecorder;
 }
 
 export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due';
@@ -43,17 +46,30 @@ export interface DeliveryBatchJob {
  * batch load, linked to each delivery's trace; each attempt is a span in the trace of the request
  * that wrote its event (the traceparent the outbox stored), linked back to the batch.
  */
-export async function processDeliveryJobs(processor: DeliveryProcessor, jobs: DeliveryBatchJob[]): Promise<PromiseSettledResult<ProcessOutcome>[]> {
+export async function processDeliveryJobs(
+  processor: DeliveryProcessor,
+  jobs: DeliveryBatchJob[],
+  /** Called as each job settles, before the whole batch has (a dispatcher frees that job's slot). */
+  onSettled?: (index: number, result: PromiseSettledResult<ProcessOutcome>) => void,
+): Promise<PromiseSettledResult<ProcessOutcome>[]> {
   if (jobs.length === 0) return [];
-  return withSpan('webhooks.batch', { root: true, attributes: { 'webhooks.batch.size': jobs.length } }, (batch) => processBatch(processor, jobs, batch));
+  const run = { ...processor, recorder: processor.recorder ?? directRecorder(processor.db, processor.queue) };
+  return withSpan('webhooks.batch', { root: true, attributes: { 'webhooks.batch.size': jobs.length } }, (batch) => processBatch(run, jobs, batch, onSettled));
 }
 
-async function processBatch(processor: DeliveryProcessor, jobs: DeliveryBatchJob[], batch: Span): Promise<PromiseSettledResult<ProcessOutcome>[]> {
+async function processBatch(
+  processor: DeliveryProcessor & { recorder: AttemptRecorder },
+  jobs: DeliveryBatchJob[],
+  batch: Span,
+  onSettled?: (index: number, result: PromiseSettledResult<ProcessOutcome>) => void,
+): Promise<PromiseSettledResult<ProcessOutcome>[]> {
   let loaded: Map<string, LoadedDelivery>;
   try {
     loaded = await withSpan('webhooks.load_deliveries', {}, () => loadDeliveries(processor.db, jobs.map((job) => job.data.delivery_id)));
   } catch (error) {
-    return jobs.map(() => ({ status: 'rejected', reason: error }));
+    const results = jobs.map((): PromiseSettledResult<ProcessOutcome> => ({ status: 'rejected', reason: error }));
+    results.forEach((result, i) => onSettled?.(i, result));
+    return results;
   }
   batch.addLinks([...loaded.values()].flatMap(({ delivery }) => linkTo(traceparentContext(delivery.traceparent))));
   // One decryption per subscription and batch, not per delivery.
@@ -64,7 +80,18 @@ async function processBatch(processor: DeliveryProcessor, jobs: DeliveryBatchJob
     return secret;
   };
   const batchLink: Link = { context: batch.spanContext() };
-  return Promise.allSettled(jobs.map((job) => processLoaded(processor, job.data, loaded.get(job.data.delivery_id), secretOf, batchLink, job.signal)));
+  return Promise.all(
+    jobs.map((job, i) =>
+      processLoaded(processor, job.data, loaded.get(job.data.delivery_id), secretOf, batchLink, job.signal).then(
+        (value): PromiseSettledResult<ProcessOutcome> => settle(i, { status: 'fulfilled', value }),
+        (reason: unknown): PromiseSettledResult<ProcessOutcome> => settle(i, { status: 'rejected', reason }),
+      ),
+    ),
+  );
+  function settle(index: number, result: PromiseSettledResult<ProcessOutcome>) {
+    onSettled?.(index, result);
+    return result;
+  }
 }
 
 function linkTo(context: ReturnType<typeof traceparentContext>): Link[] {
@@ -80,7 +107,7 @@ function destinationAttributes(url: string): Attributes {
 }
 
 async function processLoaded(
-  processor: DeliveryProcessor,
+  processor: DeliveryProcessor & { recorder: AttemptRecorder },
   job: DeliveryJob,
   row: LoadedDelivery | undefined,
   secretOf: (subscription: LoadedDelivery['subscription']) => string,
@@ -134,7 +161,7 @@ interface AttemptSummary {
 }
 
 async function runAttempt(
-  processor: DeliveryProcessor,
+  processor: DeliveryProcessor & { recorder: AttemptRecorder },
   job: DeliveryJob,
   deliveryId: string,
   /** As loaded with the batch: the claim re-checks it in the database. */
@@ -144,7 +171,7 @@ async function runAttempt(
   secret: string,
   signal?: AbortSignal,
 ): Promise<AttemptSummary> {
-  const { db, queue, policy } = processor;
+  const { db, policy, recorder } = processor;
   const clock = processor.attempt.clock ?? systemClock;
   const notDue: AttemptSummary = { outcome: 'not_due', statusCode: null, address: null, errorClass: null };
   const lastAttempt = maxAttempts(policy);
@@ -154,7 +181,7 @@ async function runAttempt(
     // Attempt n was claimed by an earlier run of this job that never finished it (worker killed,
     // database lost): complete it as interrupted once its lease is over, then the chain goes on.
     const decision = decideNext({ kind: 'interrupted' }, job.attempt, policy, clock());
-    const completed = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock(), true), nextJob(subscription, deliveryId, job.attempt, decision));
+    const completed = await recorder.complete({ verdict: verdictOf(deliveryId, job.attempt, null, decision, clock(), true), next: nextJob(subscription, deliveryId, job.attempt, decision) });
     if (completed) return { outcome: decision.outcome, statusCode: null, address: null, errorClass: 'interrupted' };
     if (await attemptInFlight(db, deliveryId, job.attempt)) throw new AttemptInFlightError(`attempt ${job.attempt} of delivery ${deliveryId} is still in flight`);
     return notDue;
@@ -168,7 +195,7 @@ async function runAttempt(
   // (the id of its attempt row); receivers deduplicate the event itself on event_id.
   const attemptId = randomUUID();
   const claim = (sending: { startedAt: Date; address: string | null; requestHeaders: Record<string, string> | null }) =>
-    claimAttempt(db, {
+    recorder.claim({
       deliveryId,
       attempt: job.attempt,
       attemptId,
@@ -202,7 +229,7 @@ async function runAttempt(
     // Shut down mid-attempt: the attempt is in the log, as interrupted; the next one follows the schedule.
     if (error instanceof AttemptInterruptedError && claimed) {
       const decision = decideNext({ kind: 'interrupted' }, job.attempt, policy, clock());
-      await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, null, decision, clock()), nextJob(subscription, deliveryId, job.attempt, decision));
+      await recorder.complete({ verdict: verdictOf(deliveryId, job.attempt, null, decision, clock()), next: nextJob(subscription, deliveryId, job.attempt, decision) });
       return { outcome: decision.outcome, statusCode: null, address: null, errorClass: 'interrupted' };
     }
     throw error;
@@ -210,7 +237,7 @@ async function runAttempt(
   // No request was made (the destination was refused): claimed and completed here.
   if (!claimed && !(await claim({ startedAt: report.startedAt, address: report.address, requestHeaders: null }))) return notDue;
   const decision = decideNext(report.result, job.attempt, policy, clock());
-  const recorded = await completeAttempt(db, queue, verdictOf(deliveryId, job.attempt, report, decision, clock()), nextJob(subscription, deliveryId, job.attempt, decision));
+  const recorded = await recorder.complete({ verdict: verdictOf(deliveryId, job.attempt, report, decision, clock()), next: nextJob(subscription, deliveryId, job.attempt, decision) });
   return {
     outcome: recorded ? decision.outcome : 'not_due',
     statusCode: report.statusCode,

@@ -12,7 +12,7 @@ export interface WebhookSettings {
   /** What registration and every delivery attempt allow as a destination. */
   destination: DestinationPolicy;
   concurrency: number;
-  /** Attempts one API client may have in flight per environment, across all workers (its pg-boss group). */
+  /** Attempts one API client is entitled to in flight per environment and worker process while others wait; also the reserve borrowing leaves. */
   clientConcurrency: number;
 }
 
