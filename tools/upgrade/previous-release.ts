@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from '@lop/domain';
  * migrations. The rolling-upgrade test runs it beside this checkout; move it forward when a
  * release lands (docs/operations.md § Upgrading).
  */
-export const PREVIOUS_RELEASE = '3533a03c26f9a5ad04c28c18e52b4bdc16353f53';
+export const PREVIOUS_RELEASE = '4e00aa06001448122278c6ed859fb029c44fabbb';
 
 export interface ReleaseTree {
   commit: string;

@@ -18,7 +18,8 @@ describe('a rolling upgrade from the previous release', () => {
     const figures = await rollingUpgrade({ serverUrl: withDatabase(testDatabaseUrl(), 'postgres'), deliveryRows: 50_000, log: (line) => console.log(`upgrade: ${line}`) });
     console.log(`upgrade figures: ${JSON.stringify({ ...figures, migrate: { ...figures.migrate, output: undefined } })}`);
     expect(figures.migrate.exitCode, figures.migrate.output).toBe(0);
-    expect(figures.migrate.output).toMatch(/^applied 0013_rollout_safe_indexes in \d+ ms$/m);
+    expect(figures.migrate.output).toMatch(/^applied 0014_event_body in \d+ ms$/m);
+    expect(figures.migrate.output).toMatch(/^applied 0015_deferrable_delivery_event_check in \d+ ms$/m);
     expect(figures.failures).toEqual([]);
     expect(figures.byStatus['201']).toBeGreaterThan(20);
     expect(figures.deadlocks).toBe(0);

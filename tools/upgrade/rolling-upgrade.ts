@@ -187,7 +187,10 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
   };
 
   try {
-    phase('previous release: two APIs and a worker start (the first migrates the empty database, as that release does)');
+    phase('previous release: migrates the empty database (its npm run migrate), then two APIs and a worker start');
+    const previousMigrate = spawnFrom(previous.root, 'previous-migrate', ['--inline', 'tools/admin/main.ts', 'migrate'], {});
+    if ((await previousMigrate.exited) !== 0) throw new Error(`the previous release's migrate failed: ${previousMigrate.output()}`);
+    processes.splice(processes.indexOf(previousMigrate), 1);
     const oldApis = [await startApi(previous.root, 'previous-api-1')];
     oldApis.push(await startApi(previous.root, 'previous-api-2'));
     const oldWorker = await startWorker(previous.root, 'previous-worker');

@@ -13,9 +13,9 @@ import { createSubscription } from '../webhooks/subscriptions';
 import { readEvents } from './stream';
 
 /**
- * This release on the schema before its migration 0014 (a rollout may start its replicas before
- * migrating, and the previous release keeps writing during it): no events.body, and a delivery's
- * check of its event that cannot be deferred.
+ * This release on the schema before its migrations 0014 and 0015 (a rollout may start its replicas
+ * before migrating, and the previous release keeps writing during it): no events.body, and a
+ * delivery's check of its event that cannot be deferred.
  */
 let database: TestDatabase;
 let connection: DatabaseConnection;

@@ -291,13 +291,13 @@ export async function insertEventDeliveries(tx: Transaction, stream: Stream, eve
   return rows.map((row) => row.id);
 }
 
-/** The foreign key from a delivery to its event (0002), made deferrable by 0014. */
+/** The foreign key from a delivery to its event (0002), made deferrable by 0015. */
 const EVENT_CHECK = 'webhook_deliveries_event_id_events_id_fk';
 
 /**
  * Defers, to this transaction's commit, the check that each delivery's event exists, so the outbox
  * can be written before the events are numbered (events/append.ts). False, changing nothing, on a
- * schema older than 0014, whose check cannot be deferred: this release also serves that schema.
+ * schema older than 0015, whose check cannot be deferred: this release also serves that schema.
  * One round trip, asked of the schema every time (a process may outlive the migration).
  */
 export async function deferEventCheck(tx: Transaction): Promise<boolean> {
