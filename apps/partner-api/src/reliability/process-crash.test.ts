@@ -103,7 +103,7 @@ describe('API process crashes and stops', () => {
 
   it('SIGTERM: requests in flight finish with 201, new connections are refused, and the process exits 0', { timeout: 90_000 }, async () => {
     // Six creates of one client inside their transactions at once, held on the stream row for seconds:
-    // beyond the default write gate (2) and lock_timeout (0.5 s), which this test is not about.
+    // beyond the default write gate (4) and lock_timeout (0.5 s), which this test is not about.
     const api = await startApiProcess(testDatabaseUrl(), { PARTNER_DB_POOL_SIZE: '10', PARTNER_CLIENT_WRITE_CONCURRENCY: '10', PARTNER_DB_LOCK_TIMEOUT_SECONDS: '60' });
     const { tenant, key, subject } = await newTenant(api);
     // One order first, so the client's stream counter row exists; then hold its lock so creates wait inside their transactions.

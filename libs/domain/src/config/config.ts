@@ -42,10 +42,11 @@ const configSchema = z.object({
   PARTNER_DB_STATEMENT_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(600).default(5),
   PARTNER_DB_QUERY_TIMEOUT_SECONDS: z.coerce.number().min(0.2).max(900).default(6),
   PARTNER_DB_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
-  // lock_timeout of the API's pool: a request never waits longer for a row another request holds (503 + Retry-After).
+  // lock_timeout of the API's pool: a request never waits longer for a row another request holds
+  // (at its stream's counter, the client's own writes: 429; anywhere else 503; both with Retry-After).
   PARTNER_DB_LOCK_TIMEOUT_SECONDS: z.coerce.number().min(0.05).max(600).default(0.5),
   // Writes of one (client, environment) that may hold a pooled connection at once, per API process (events/write-gate.ts).
-  PARTNER_CLIENT_WRITE_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(2),
+  PARTNER_CLIENT_WRITE_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   PARTNER_WEBHOOKS_ALLOW_LOOPBACK: booleanText.default(false),
   // Webhook delivery (spec § Delivery and retry); shorter values exist for tests and local work.
   PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: retryDelaysText.prefault(DEFAULT_RETRY_DELAYS),

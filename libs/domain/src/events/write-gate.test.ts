@@ -85,6 +85,17 @@ describe('StreamWriteGate: concurrent writes per (client, environment), before a
     await running;
   });
 
+  it("another lane's slots are its own number (laneConcurrency), not the writes'", async () => {
+    const gate = new StreamWriteGate({ concurrency: 3, laneConcurrency: 1, maxWaitMs: 50, maxWaiting: 0 });
+    const holders = [heldWrite(), heldWrite(), heldWrite(), heldWrite()];
+    const writes = holders.slice(0, 3).map((holder) => gate.run(A, holder.work));
+    const spend = gate.run(A, holders[3].work, 'rate-limit');
+    await refusal(gate.run(A, async () => 'a fourth write'));
+    await refusal(gate.run(A, async () => 'a second spend', 'rate-limit'));
+    for (const holder of holders) holder.finish();
+    await Promise.all([...writes, spend]);
+  });
+
   it('frees the slot of a write that fails', async () => {
     const gate = new StreamWriteGate({ concurrency: 1, maxWaitMs: 50, maxWaiting: 0 });
     await expect(gate.run(A, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

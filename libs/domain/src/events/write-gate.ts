@@ -4,6 +4,8 @@ import type { Stream } from './append';
 export interface WriteGateOptions {
   /** Writes of one stream that may hold a pooled connection at once, in this process. */
   concurrency: number;
+  /** Single statements of any other lane of the stream (spending its rate budget) that may hold one at once; default 2. */
+  laneConcurrency?: number;
   /** How long a write may wait for a slot before it is refused. */
   maxWaitMs?: number;
   /** Writes of one stream that may wait at once; the next one is refused without waiting. */
@@ -16,6 +18,7 @@ export interface WriteGateOptions {
  */
 const DEFAULT_MAX_WAIT_MS = 500;
 const DEFAULT_MAX_WAITING = 64;
+const DEFAULT_LANE_CONCURRENCY = 2;
 const RETRY_AFTER_SECONDS = 1;
 
 const busy = () =>
@@ -55,13 +58,15 @@ export class StreamWriteGate {
   /**
    * Runs `work` holding one of the stream's slots, or throws 429 `rate_limited` (too_many_concurrent_writes).
    * A `lane` has slots of its own: a one-statement step (spending the rate budget) must not wait
-   * behind the stream's transactions, which would double a refused request's wait.
+   * behind the stream's transactions, which would double a refused request's wait. Such a step is
+   * brief: its lane needs fewer slots than the writes (`laneConcurrency`).
    */
   async run<T>(stream: Stream, work: () => Promise<T>, lane = 'writes'): Promise<T> {
     const id = `${stream.clientId}:${stream.environment}:${lane}`;
     let slots = this.streams.get(id);
     if (!slots) this.streams.set(id, (slots = { running: 0, waiting: [] }));
-    if (slots.running < this.options.concurrency) slots.running++;
+    const concurrency = lane === 'writes' ? this.options.concurrency : (this.options.laneConcurrency ?? DEFAULT_LANE_CONCURRENCY);
+    if (slots.running < concurrency) slots.running++;
     else await this.wait(slots);
     try {
       return await work();
