@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Job, PgBoss } from 'pg-boss';
 import { restoreDeliveryJobs } from '@lop/domain';
 
@@ -73,6 +74,9 @@ export class FairDispatcher<T> {
 
   constructor(private readonly options: DispatcherOptions<T>) {
     this.settler = new JobSettler(options.boss, options.queue, options.onError);
+    // Every attempt in flight listens to this one signal (stop aborts them all): up to `slots` at
+    // once is expected, not the leak Node warns of past 10.
+    setMaxListeners(options.slots + 10, this.abort.signal);
     // Enough free slots to make a fetch worth its statement while a backlog drains.
     this.minRound = Math.max(1, Math.floor(options.slots / 8));
   }
