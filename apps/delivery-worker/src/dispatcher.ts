@@ -77,8 +77,11 @@ export class FairDispatcher<T> {
     // Every attempt in flight listens to this one signal (stop aborts them all): up to `slots` at
     // once is expected, not the leak Node warns of past 10.
     setMaxListeners(options.slots + 10, this.abort.signal);
-    // Enough free slots to make a fetch worth its statement while a backlog drains.
-    this.minRound = Math.max(1, Math.floor(options.slots / 8));
+    // Enough free slots to make a fetch worth its statements while a backlog drains: every fetch,
+    // and the claims and completions of the attempts it starts together, cost PostgreSQL about the
+    // same whatever their size (a quarter of the slots drained 10,000 deliveries 10-17 % faster
+    // than an eighth, three runs each). A NOTIFY or the poll still fetches for any free slot.
+    this.minRound = Math.max(1, Math.floor(options.slots / 4));
   }
 
   start() {
