@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { holdStream, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 
 /**
  * A write that waits for its stream's counter row longer than the pool's lock_timeout is the
@@ -30,21 +30,6 @@ describe("a write that outwaits its stream's counter row", () => {
     await connection.close();
   });
 
-  /** Another writer of the stream holding its counter row, as a long commit would. */
-  async function holdStream() {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = sql.begin(async (tx) => {
-      await tx`select 1 from event_streams where client_id = ${tenant.clientId} and environment = 'sandbox' for update`;
-      locked();
-      await released;
-    });
-    await isLocked;
-    return { release: async () => (release(), await holder) };
-  }
-
   const counts = async () => {
     const [row] = await sql<{ orders: number; events: number; deliveries: number }[]>`
       select (select count(*)::int from orders where client_id = ${tenant.clientId}) as orders,
@@ -56,7 +41,7 @@ describe("a write that outwaits its stream's counter row", () => {
   it('create: 429 rate_limited (too_many_concurrent_writes) with Retry-After, nothing stored, and the key free for the retry', async () => {
     const body = orderBody(tenant.sandbox.program, tenant.sandbox.item, subject);
     const before = await counts();
-    const stream = await holdStream();
+    const stream = await holdStream(sql, tenant.clientId);
     let answer;
     try {
       answer = await client.create(body, { idempotencyKey: 'busy-stream-create' });
@@ -75,7 +60,7 @@ describe("a write that outwaits its stream's counter row", () => {
   it('cancel: the same answer, and the order stays as it was', async () => {
     const order = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201) as { order_id: string; lifecycle: string };
     const before = await counts();
-    const stream = await holdStream();
+    const stream = await holdStream(sql, tenant.clientId);
     let answer;
     try {
       answer = await client.cancel(order.order_id);

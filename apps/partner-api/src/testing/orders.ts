@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
-import { orders, type Database, type DatabaseConnection } from '@lop/db';
+import { orders, type Database, type DatabaseConnection, type Sql } from '@lop/db';
 import {
   authenticate,
   changeOrderState,
@@ -69,6 +69,36 @@ export function createOrderDirect(db: Database, protector: DataProtector, caller
 }
 
 /** Runs `task(i)` for i in [0, count) with at most `concurrency` running at once. */
+/**
+ * Holds a client's event-stream counter row, as another writer's commit would: a write of that
+ * stream claims its key, inserts its order and then waits at the counter, genuinely in flight,
+ * until `release()`.
+ */
+export async function holdStream(sql: Sql, clientId: string, environment: 'sandbox' | 'production' = 'sandbox') {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: (pid: number) => void;
+  const holderPid = new Promise<number>((resolve) => (locked = resolve));
+  const holder = sql.begin(async (tx) => {
+    const [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    await tx`select 1 from event_streams where client_id = ${clientId} and environment = ${environment} for update`;
+    locked(pid);
+    await released;
+  });
+  const pid = await holderPid;
+  return {
+    /** Resolves once `count` sessions wait on the held row. */
+    blocking: (count = 1) =>
+      expect
+        .poll(async () => (await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`)[0].n, { timeout: 5_000, interval: 20 })
+        .toBe(count),
+    release: async () => {
+      release();
+      await holder;
+    },
+  };
+}
+
 export async function inParallel<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { holdStream, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
 
 describe('POST /v1/orders is idempotent per (API client, environment, Idempotency-Key)', () => {
   let api: TestApi;
@@ -114,35 +114,6 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     expectReplayOf(await client.create(request, { idempotencyKey }), original);
   });
 
-  /**
-   * Holds the client's event-stream counter row: a create claims its key, inserts its order and
-   * then waits inside its transaction, genuinely in flight, until `release()`.
-   */
-  async function holdStream() {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: (pid: number) => void;
-    const holderPid = new Promise<number>((resolve) => (locked = resolve));
-    const holder = sql.begin(async (tx) => {
-      const [{ pid }] = await tx`select pg_backend_pid() as pid`;
-      await tx`select 1 from event_streams where client_id = ${tenant.clientId} and environment = 'sandbox' for update`;
-      locked(pid);
-      await released;
-    });
-    const pid = await holderPid;
-    return {
-      /** Resolves once `count` sessions wait on the held row. */
-      blocking: (count = 1) =>
-        expect
-          .poll(async () => (await sql`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`)[0].n, { timeout: 5_000, interval: 20 })
-          .toBe(count),
-      release: async () => {
-        release();
-        await holder;
-      },
-    };
-  }
-
   const settledWithin = async (promise: Promise<unknown>, ms: number) =>
     Promise.race([promise.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), ms))]);
 
@@ -150,7 +121,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     const idempotencyKey = unique('idem');
     const request = body();
     const before = await orderCount();
-    const stream = await holdStream();
+    const stream = await holdStream(sql, tenant.clientId);
     let first: Promise<TestResponse> | undefined;
     let second: Promise<TestResponse> | undefined;
     try {
@@ -176,7 +147,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
   it('same key with a different body while the first request is still running → waits for it, then 409 idempotency_key_reused', async () => {
     const idempotencyKey = unique('idem');
     const request = body();
-    const stream = await holdStream();
+    const stream = await holdStream(sql, tenant.clientId);
     let first: Promise<TestResponse> | undefined;
     let different: Promise<TestResponse> | undefined;
     try {
@@ -198,7 +169,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
       const idempotencyKey = unique('idem');
       const request = body();
       const before = await orderCount();
-      const stream = await holdStream();
+      const stream = await holdStream(sql, tenant.clientId);
       let first: Promise<TestResponse> | undefined;
       try {
         first = client.create(request, { idempotencyKey });
@@ -341,7 +312,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
 
   it('the console door: a different body while the first is in flight waits for it → 409 idempotency_key_reused', async () => {
     const idempotencyKey = unique('idem');
-    const stream = await holdStream();
+    const stream = await holdStream(sql, tenant.clientId);
     let first: Promise<TestResponse> | undefined;
     let console: Promise<TestResponse> | undefined;
     try {
