@@ -246,7 +246,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResults> {
     await Promise.all(keys.flatMap((key, client) => Array.from({ length: options.loopsPerClient }, (_, loop) => partner(key, client, loop))));
     await killing;
     const seconds = Math.round((Date.now() - startedAt) / 1000);
-    return { settings: { apiEntry: options.apiEntry, apiNodeOptions: options.apiNodeOptions, minutes: options.minutes, apis: options.apis, workers: options.workers, clients: options.clients, loopsPerClient: options.loopsPerClient, killEverySeconds: options.killEverySeconds, busy: options.busy }, seconds, kills, answers, unavailable, refused, lockWaits: await lockWaits.stop(), webhooks: { received } };
+    const { say: _say, serverUrl: _serverUrl, ...settings } = options;
+    return { settings, seconds, kills, answers, unavailable, refused, lockWaits: await lockWaits.stop(), webhooks: { received } };
   } finally {
     for (const child of busy) child.kill('SIGKILL');
     for (const service of [...apis, ...workers]) await service?.stop().catch(() => undefined);
