@@ -142,6 +142,11 @@ export async function completeAttempt(db: Database, queue: DeliveryQueue | null,
  * (attempt-recorder.ts) gathers the claims of attempts about to send. The same conditions per
  * row; each claim succeeds or fails on its own. Returns, per claim in order, whether it is now
  * owned. At most one claim per delivery in a call (the caller defers a second one).
+ *
+ * The rows are also named by an id array (`= any(ids)`), so they are found through their keys
+ * whatever the statistics say: the planner cannot count a jsonb input, and statistics taken before
+ * a backlog arrived made it scan every pending delivery, or every attempt, once per call (4.8 and
+ * 2.8 ms a call instead of about 0.3 ms, in a drain of 10,000). completeAttempts does the same.
  */
 export async function claimAttempts(db: Database, claims: AttemptClaim[]): Promise<boolean[]> {
   if (claims.length === 0) return [];
@@ -159,6 +164,7 @@ export async function claimAttempts(db: Database, claims: AttemptClaim[]): Promi
       lease_seconds: c.leaseSeconds,
     })),
   );
+  const ids = claims.map((c) => c.deliveryId);
   const rows = await sqlOf(db)<{ delivery_id: string }[]>`
     with input as (
       select * from jsonb_to_recordset(${input}::jsonb) as i(delivery_id uuid, attempt int, attempt_id uuid, started_at timestamptz, address text,
@@ -166,7 +172,7 @@ export async function claimAttempts(db: Database, claims: AttemptClaim[]): Promi
     claimed as (
       update webhook_deliveries d set attempts_made = i.attempt
       from input i
-      where d.id = i.delivery_id and d.state = 'pending' and d.attempts_made = i.attempt - 1 and i.attempt <= i.max_attempts
+      where d.id = any(${ids}::uuid[]) and d.id = i.delivery_id and d.state = 'pending' and d.attempts_made = i.attempt - 1 and i.attempt <= i.max_attempts
         -- never while the previous attempt is still in flight (a "retry now" job arriving meanwhile)
         and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = i.delivery_id and a.attempt_number = i.attempt - 1 and a.outcome = ${SENDING})
       returning d.id)
@@ -211,6 +217,7 @@ export async function completeAttempts(db: Database, queue: DeliveryQueue | null
       only_if_abandoned: v.onlyIfAbandoned === true,
     })),
   );
+  const ids = completions.map((c) => c.verdict.deliveryId);
   const write = async (tx: Database | Transaction) => {
     const rows = await sqlOf(tx)<{ id: string }[]>`
       with input as (
@@ -223,14 +230,14 @@ export async function completeAttempts(db: Database, queue: DeliveryQueue | null
             destination_address = coalesce(i.address, a.destination_address), response_body = decode(i.response_body, 'base64'),
             response_body_truncated = i.response_body_truncated, retry_after_seconds = i.retry_after_seconds, next_attempt_at = i.next_attempt_at, in_flight_until = null
         from input i
-        where a.delivery_id = i.delivery_id and a.attempt_number = i.attempt and a.outcome = ${SENDING}
+        where a.delivery_id = any(${ids}::uuid[]) and a.delivery_id = i.delivery_id and a.attempt_number = i.attempt and a.outcome = ${SENDING}
           and (i.only_if_abandoned = false or a.in_flight_until < now())
         returning a.delivery_id)
       update webhook_deliveries d
       set state = i.delivery_state, failure_reason = i.failure_reason, next_attempt_at = i.next_attempt_at,
           last_status_code = i.status_code, last_error_class = i.error_class, completed_at = i.completed_at
       from finished f join input i on i.delivery_id = f.delivery_id
-      where d.id = f.delivery_id and d.state = 'pending' and d.attempts_made = i.attempt
+      where d.id = any(${ids}::uuid[]) and d.id = f.delivery_id and d.state = 'pending' and d.attempts_made = i.attempt
       returning d.id`;
     const landed = new Set(rows.map((row) => row.id));
     // An attempt row may be completed while its delivery was cancelled meanwhile: then nothing follows.
