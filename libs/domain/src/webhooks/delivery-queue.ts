@@ -145,8 +145,8 @@ export async function openDeliveryQueue(options: OpenQueueOptions): Promise<Deli
     supervise: worker,
     useListenNotify: worker,
     // Without bitmap scans a fetch reads the queue in order through pg-boss's job_i11 and stops at
-    // its batch. Statistics from before a backlog (nearly every job completed) make the planner
-    // expect a handful of queued jobs and bitmap-scan and sort the whole backlog instead, once per
+    // its batch. A backlog arrives faster than the statistics count it: expecting a handful of
+    // queued jobs, the planner bitmap-scanned and sorted the whole backlog instead, once per
     // fetch: 6.6 ms a fetch at 10,000 queued, against 0.6 ms (docs/operations.md, "Fair delivery").
     ...(worker ? { options: '-c synchronous_commit=off -c enable_bitmapscan=off' } : {}),
     // Expired jobs (a worker killed mid-attempt) are found by the supervisor's monitor pass.
