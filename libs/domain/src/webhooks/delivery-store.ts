@@ -146,7 +146,7 @@ export async function completeAttempt(db: Database, queue: DeliveryQueue | null,
  * The rows are also named by an id array (`= any(ids)`), so they are found through their keys
  * whatever the statistics say: the planner cannot count a jsonb input, and statistics taken before
  * a backlog arrived made it scan every pending delivery, or every attempt, once per call (4.8 and
- * 2.8 ms a call instead of about 0.3 ms, in a drain of 10,000). completeAttempts does the same.
+ * 2.8 ms a call in a drain of 10,000; about 1.3 ms for 13 rows by key). completeAttempts does the same.
  */
 export async function claimAttempts(db: Database, claims: AttemptClaim[]): Promise<boolean[]> {
   if (claims.length === 0) return [];
