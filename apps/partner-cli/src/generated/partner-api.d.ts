@@ -4143,6 +4143,7 @@ export interface operations {
                  *         "result_is_critical": false,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }
@@ -4221,6 +4222,7 @@ export interface operations {
                  *         "result_is_critical": false,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }
@@ -4299,6 +4301,7 @@ export interface operations {
                  *         "result_is_critical": false,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }
@@ -4377,6 +4380,7 @@ export interface operations {
                  *         "result_is_critical": true,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }

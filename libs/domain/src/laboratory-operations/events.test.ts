@@ -8,8 +8,9 @@ import type { OperationOutcome } from './operation';
 import { recordResult } from './result-recording';
 import { flagCritical, releaseResult } from './result-release';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
-import { ALLOWED_DATA_KEYS, eventsOf, newOrder, openTestDatabase, resultBody } from '../../testing/orders';
+import { ALLOWED_DATA_KEYS, driveTo, eventsOf, newOrder, openTestDatabase, resultBody } from '../../testing/orders';
 import { acknowledgeOrder, failTransmission, transmitOrder } from './transmission';
+import { testEvent } from '../webhooks/test-event';
 
 const connection = openTestDatabase();
 const db = connection.db;
@@ -207,6 +208,34 @@ describe('each laboratory operation emits exactly the events DESIGN §8 names', 
     );
     const codes = (await eventsOf(db, order)).filter((e) => e.type === 'order.updated').map((e) => (e.data as any).action_required_code);
     expect(codes).toEqual(['order_information_required', 'none']);
+  });
+});
+
+describe('a test delivery', () => {
+  it('carries the data fields and links a real event of its type carries (a result.* one its links.result)', async () => {
+    const { order } = await newOrder(db);
+    const id = order.id;
+    await driveTo(db, id, 'in_testing');
+    const recorded = await recordResult(db, { ...resultBody({ is_critical: true }), order_id: id });
+    await releaseResult(db, { result_id: recorded.result.result_id, as: 'partial' });
+    for (const as of ['final', 'corrected'] as const) {
+      const next = await recordResult(db, { ...resultBody(), order_id: id });
+      await releaseResult(db, { result_id: next.result.result_id, as });
+    }
+    await openException(db, { order_id: id, category: 'order_information_required' });
+    // A completed order cannot be cancelled: order.cancelled comes from a second one.
+    const cancelled = await newOrder(db);
+    await cancelByLaboratory(db, { order_id: cancelled.order.id });
+
+    const streams = [...(await eventsOf(db, order)), ...(await eventsOf(db, cancelled.order))];
+    const real = new Map(streams.map((e) => [e.type, e.data as Record<string, any>]));
+    expect([...real.keys()].sort()).toEqual(EVENT_TYPES.filter((t) => t !== 'order.created').sort());
+    for (const [type, data] of real) {
+      const test = testEvent(type as (typeof EVENT_TYPES)[number], { clientId: order.clientId, environment: 'sandbox' }, new Date()).data as Record<string, any>;
+      expect(Object.keys(test).sort(), type).toEqual(Object.keys(data).sort());
+      expect(Object.keys(test.links).sort(), type).toEqual(Object.keys(data.links).sort());
+      if (type.startsWith('result.')) expect(test.links.result, type).toBe(`${test.links.results}/${test.result_id}`);
+    }
   });
 });
 
