@@ -136,6 +136,21 @@ describe('admin lab', { timeout: 120_000 }, () => {
     expect(eventTypes(cancelled)).toEqual(['order.cancelled']);
   });
 
+  it('a cancelled order is closed to the laboratory: a partner-owned exception is refused (exit 1) and the order still asks nothing of the partner', async () => {
+    const orderId = await newOrder();
+    await ok('lab', 'cancel', orderId);
+    const [before] = await database.sql`select count(*)::int as n from events where order_id = ${orderId}`;
+    expectFailure(
+      await admin('lab', 'exceptions', 'open', orderId, '--category', 'order_information_required'),
+      /^error: cannot open a partner-owned order_information_required exception on an order whose state is cancelled_by_laboratory: the order is cancelled, and a closed order \(cancelled or completed\) gives the partner nothing more to do\n$/,
+    );
+    const shown = await json('lab', 'show', orderId);
+    expect(shown.order).toMatchObject({ lifecycle: 'cancelled', next_action: 'none' });
+    expect(shown.exceptions).toEqual([]);
+    const [after] = await database.sql`select count(*)::int as n from events where order_id = ${orderId}`;
+    expect(after.n).toBe(before.n);
+  });
+
   it('usage errors (exit 2): malformed ids, missing options, unreadable or invalid result files', async () => {
     const orderId = await newOrder();
     expectUsageError(await admin('lab', 'transmit', 'order-1'), /order_id.*expected a uuid/);

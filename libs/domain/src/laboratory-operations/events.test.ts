@@ -120,8 +120,8 @@ describe('each laboratory operation emits exactly the events DESIGN §8 names', 
       { op: 'record', expect: [], run: () => record() },
       { op: 'flag an unreleased version critical', expect: [], run: () => flagCritical(db, { result_id: results[5] }) },
       { op: 'release it', expect: ['result.corrected', 'result.critical'], run: () => releaseResult(db, { result_id: results[5], as: 'corrected' }) },
+      // The order is completed, so closed: a partner-owned exception is refused here (transitions.test.ts).
       { op: 'open a laboratory-owned exception', expect: [], run: () => openException(db, { order_id: id, category: 'result_delayed' }) },
-      { op: 'open a partner-owned exception', expect: ['integration.action_required'], run: () => openException(db, { order_id: id, category: 'order_information_required' }) },
     ]);
 
     const events = await eventsOf(db, order);
@@ -216,13 +216,13 @@ describe('a test delivery', () => {
     const { order } = await newOrder(db);
     const id = order.id;
     await driveTo(db, id, 'in_testing');
+    await openException(db, { order_id: id, category: 'order_information_required' });
     const recorded = await recordResult(db, { ...resultBody({ is_critical: true }), order_id: id });
     await releaseResult(db, { result_id: recorded.result.result_id, as: 'partial' });
     for (const as of ['final', 'corrected'] as const) {
       const next = await recordResult(db, { ...resultBody(), order_id: id });
       await releaseResult(db, { result_id: next.result.result_id, as });
     }
-    await openException(db, { order_id: id, category: 'order_information_required' });
     // A completed order cannot be cancelled: order.cancelled comes from a second one.
     const cancelled = await newOrder(db);
     await cancelByLaboratory(db, { order_id: cancelled.order.id });

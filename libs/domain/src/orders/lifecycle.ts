@@ -6,7 +6,7 @@ import { partnerActionFor } from '../exceptions/resolution';
  * are published vocabulary (@lop/contract, re-exported here for the domain's modules); how an
  * order moves between them is this file's. Every change — partner cancel, laboratory operations,
  * sandbox simulation — goes through TRANSITIONS below; anything not listed is refused. No state
- * is a dead end: every state that is not closed (cancelled, or results released) has a way out —
+ * is a dead end: every state that is not closed (cancelled or completed, isClosed) has a way out —
  * the laboratory moves it on, or the partner may cancel it.
  */
 export {
@@ -76,6 +76,16 @@ export function nextState(current: LifecycleDetail, transition: Transition): Lif
   const rule = TRANSITIONS[transition];
   if (!(rule.from as readonly LifecycleDetail[]).includes(current)) throw new IllegalTransitionError(transition, current);
   return rule.to;
+}
+
+/**
+ * A closed order (DESIGN §5: cancelled or completed) stays closed: no laboratory operation may
+ * give the partner something to do on it. Transitions out of it are already absent from the table;
+ * this names the rule for what the table cannot see, a partner-owned exception (laboratory-operations/exceptions.ts).
+ */
+export function isClosed(detail: LifecycleDetail): boolean {
+  const { lifecycle } = LIFECYCLE_DETAILS[detail];
+  return lifecycle === 'cancelled' || lifecycle === 'completed';
 }
 
 /** Whether POST …/cancel succeeds from `detail`: read from the transition table, never kept twice. */
