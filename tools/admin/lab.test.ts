@@ -117,7 +117,7 @@ describe('admin lab', { timeout: 120_000 }, () => {
     expect(rejected.order.lifecycle_detail).toBe('recollection_required');
     expect(rejected.specimen).toMatchObject({ status: 'rejected', rejection_reason: 'hemolyzed' });
     expect(rejected.exception).toMatchObject({ category: 'specimen_rejected', owner_role: 'partner', status: 'open' });
-    expect(eventTypes(rejected)).toEqual(['specimen.updated', 'integration.action_required', 'order.updated']);
+    expect(eventTypes(rejected)).toEqual(['specimen.updated', 'integration.action_required']);
 
     const opened = await json('lab', 'exceptions', 'open', orderId, '--category', 'collection_delayed', '--severity', 'warning', '--notes', 'courier late');
     expect(opened.exception).toMatchObject({ category: 'collection_delayed', severity: 'warning', owner_role: 'laboratory', operator_notes: 'courier late' });

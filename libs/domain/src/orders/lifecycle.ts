@@ -97,11 +97,15 @@ export function partnerCanCancel(detail: LifecycleDetail): boolean {
  * The order event a change of state implies. Events carry coarse state only (lifecycle and
  * next_action; lifecycle_detail is not an allowed event field), so a change that leaves both as
  * they were implies none: the partner would receive an event whose payload shows nothing new.
+ * `alongside` are the change's own events, emitted before it: an integration.action_required
+ * among them already announces the new lifecycle and next_action (docs/events.md), so no
+ * order.updated follows it to repeat them.
  */
-export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail): 'order.updated' | 'order.cancelled' | null {
+export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail, alongside: readonly string[] = []): 'order.updated' | 'order.cancelled' | null {
   const before = LIFECYCLE_DETAILS[from];
   const after = LIFECYCLE_DETAILS[to];
   if (after.lifecycle === 'cancelled' && before.lifecycle !== 'cancelled') return 'order.cancelled';
+  if (alongside.includes('integration.action_required')) return null;
   return before.lifecycle !== after.lifecycle || before.next_action !== after.next_action ? 'order.updated' : null;
 }
 
