@@ -117,7 +117,7 @@ describe('admin lab', { timeout: 120_000 }, () => {
     expect(rejected.order.lifecycle_detail).toBe('recollection_required');
     expect(rejected.specimen).toMatchObject({ status: 'rejected', rejection_reason: 'hemolyzed' });
     expect(rejected.exception).toMatchObject({ category: 'specimen_rejected', owner_role: 'partner', status: 'open' });
-    expect(eventTypes(rejected)).toEqual(['specimen.updated', 'integration.action_required', 'order.updated']);
+    expect(eventTypes(rejected)).toEqual(['specimen.updated', 'integration.action_required']);
 
     const opened = await json('lab', 'exceptions', 'open', orderId, '--category', 'collection_delayed', '--severity', 'warning', '--notes', 'courier late');
     expect(opened.exception).toMatchObject({ category: 'collection_delayed', severity: 'warning', owner_role: 'laboratory', operator_notes: 'courier late' });
@@ -134,6 +134,21 @@ describe('admin lab', { timeout: 120_000 }, () => {
     const cancelled = await json('lab', 'cancel', orderId);
     expect(cancelled.order).toMatchObject({ lifecycle: 'cancelled', lifecycle_detail: 'cancelled_by_laboratory' });
     expect(eventTypes(cancelled)).toEqual(['order.cancelled']);
+  });
+
+  it('a cancelled order is closed to the laboratory: a partner-owned exception is refused (exit 1) and the order still asks nothing of the partner', async () => {
+    const orderId = await newOrder();
+    await ok('lab', 'cancel', orderId);
+    const [before] = await database.sql`select count(*)::int as n from events where order_id = ${orderId}`;
+    expectFailure(
+      await admin('lab', 'exceptions', 'open', orderId, '--category', 'order_information_required'),
+      /^error: cannot open a partner-owned order_information_required exception on an order whose state is cancelled_by_laboratory: the order is cancelled, and a closed order \(cancelled or completed\) gives the partner nothing more to do\n$/,
+    );
+    const shown = await json('lab', 'show', orderId);
+    expect(shown.order).toMatchObject({ lifecycle: 'cancelled', next_action: 'none' });
+    expect(shown.exceptions).toEqual([]);
+    const [after] = await database.sql`select count(*)::int as n from events where order_id = ${orderId}`;
+    expect(after.n).toBe(before.n);
   });
 
   it('usage errors (exit 2): malformed ids, missing options, unreadable or invalid result files', async () => {

@@ -35,6 +35,8 @@ describe('a test delivery', () => {
       const body = strictEvent.parse(JSON.parse(request.rawBody));
       expect(body).toMatchObject({ type, version: 1, environment: 'sandbox', sequence: 0, data: { client_id: partner.clientId, environment: 'sandbox' } });
       expect(body).not.toHaveProperty('delivery_id');
+      // Every real result event links the version itself.
+      if (type === 'result.final') expect(body.data.links?.result).toBe(`${body.data.links?.results}/${body.data.result_id}`);
       // Every header a real delivery has, no fewer: read from the signer, as the OpenAPI webhooks section is.
       for (const name of deliveryHeaderNames()) expect(request.headers[name], name).toEqual(expect.any(String));
       expect(request.headers['x-partner-event-id']).toBe(body.event_id);

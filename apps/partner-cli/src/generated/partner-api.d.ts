@@ -539,7 +539,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.updated
-         * @description The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing.
+         * @description The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing, and a change an integration.action_required already announced is not repeated.
          *
          *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
          */
@@ -693,7 +693,7 @@ export interface webhooks {
         put?: never;
         /**
          * integration.action_required
-         * @description An exception the partner must act on was opened; its `next_action` already names the partner's action (docs/lifecycle.md), and no separate order.updated is sent for that change.
+         * @description An exception the partner must act on was opened; its `lifecycle` and `next_action` are the order's new ones, `next_action` naming the partner's action (docs/lifecycle.md). No separate order.updated is sent for that change, even when the order's state changed with it (a rejected specimen, an order the laboratory rejected).
          *
          *     Delivered to your endpoint as a signed POST. Answer 2xx within 10 seconds; timeouts, network failures, 408, 409, 425, 429 and 5xx are retried after 1 min, 5 min, 30 min, 2 h, 12 h, 24 h (7 attempts in total; Retry-After honoured up to 60 minutes); redirects and other 4xx are permanent.
          */
@@ -4143,6 +4143,7 @@ export interface operations {
                  *         "result_is_critical": false,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }
@@ -4221,6 +4222,7 @@ export interface operations {
                  *         "result_is_critical": false,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }
@@ -4299,6 +4301,7 @@ export interface operations {
                  *         "result_is_critical": false,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }
@@ -4377,6 +4380,7 @@ export interface operations {
                  *         "result_is_critical": true,
                  *         "links": {
                  *           "order": "/v1/orders/00000000-0000-4000-8000-00000000000a",
+                 *           "result": "/v1/orders/00000000-0000-4000-8000-00000000000a/results/00000000-0000-4000-8000-00000000000b",
                  *           "results": "/v1/orders/00000000-0000-4000-8000-00000000000a/results"
                  *         }
                  *       }

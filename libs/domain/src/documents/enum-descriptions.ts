@@ -31,14 +31,15 @@ const exceptionCategoryValues = Object.fromEntries(
 const EVENT_TYPE_MEANINGS: Record<EventType, string> = {
   'order.created': 'An order was created.',
   'order.updated':
-    'The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing.',
+    'The lifecycle or next_action of an order changed, or an exception the partner had to act on was resolved (then `action_required_code` names what is left, or `none`). A change of lifecycle_detail alone emits nothing, and a change an integration.action_required already announced is not repeated.',
   'order.cancelled': 'An order was cancelled, by the partner or by the laboratory; its open exceptions are resolved with it.',
   'specimen.updated': 'A specimen was collected, shipped, received, accessioned or rejected.',
   'result.partial': 'A partial result version was released.',
   'result.final': 'A final result version was released; it belongs to the same lineage as earlier partial versions.',
   'result.corrected': 'A corrected or amended version superseded an earlier one, which stays retrievable.',
   'result.critical': 'A released version is flagged critical: an escalation signal only; read the result from the API.',
-  'integration.action_required': 'An exception the partner must act on was opened; its `next_action` already names the partner\'s action (docs/lifecycle.md), and no separate order.updated is sent for that change.',
+  'integration.action_required':
+    'An exception the partner must act on was opened; its `lifecycle` and `next_action` are the order\'s new ones, `next_action` naming the partner\'s action (docs/lifecycle.md). No separate order.updated is sent for that change, even when the order\'s state changed with it (a rejected specimen, an order the laboratory rejected).',
 };
 
 export const ENUM_DOCUMENTATION: Record<string, EnumDocumentation> = {

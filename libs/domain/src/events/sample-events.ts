@@ -1,7 +1,10 @@
 import { EVENT_PAYLOAD_VERSION, type EventType } from '@lop/contract';
+import { exceptionsPath, orderPath } from '../orders/order-events';
+import { resultPath, resultsPath } from '../results/results';
 import { eventSchema, type PartnerEvent } from './events.schemas';
 
-// The documents' examples and the body of a test delivery (webhooks/test-event.ts) are these samples.
+// The documents' examples and the body of a test delivery (webhooks/test-event.ts) are these samples;
+// their links are built by the same paths as a real event's, so a handler sees the same shape.
 const SAMPLE_ORDER_ID = '00000000-0000-4000-8000-00000000000a';
 const SAMPLE_RESULT_ID = '00000000-0000-4000-8000-00000000000b';
 
@@ -15,10 +18,11 @@ export function sampleEvent(type: EventType, index: number): PartnerEvent {
     environment: 'sandbox' as const,
     lifecycle: 'active' as const,
     next_action: 'wait_for_results' as const,
-    links: { order: `/v1/orders/${SAMPLE_ORDER_ID}` },
+    links: { order: orderPath(SAMPLE_ORDER_ID) },
   };
   const result = { result_id: SAMPLE_RESULT_ID, result_version: 1, result_provenance: 'laboratory_release', result_is_critical: type === 'result.critical' };
-  const resultLinks = { ...order.links, results: `/v1/orders/${SAMPLE_ORDER_ID}/results` };
+  // In the order a real event's links reach partners (events/append.ts).
+  const resultLinks = { ...order.links, result: resultPath(SAMPLE_ORDER_ID, SAMPLE_RESULT_ID), results: resultsPath(SAMPLE_ORDER_ID) };
   const data: Record<EventType, PartnerEvent['data']> = {
     'order.created': { ...order, lifecycle: 'pending', next_action: 'wait_for_laboratory' },
     'order.updated': { ...order, lifecycle: 'active', next_action: 'collect_specimen' },
@@ -32,7 +36,7 @@ export function sampleEvent(type: EventType, index: number): PartnerEvent {
       ...order,
       next_action: 'recollect_specimen',
       action_required_code: 'specimen_rejected',
-      links: { ...order.links, exceptions: `/v1/orders/${SAMPLE_ORDER_ID}/exceptions` },
+      links: { ...order.links, exceptions: exceptionsPath(SAMPLE_ORDER_ID) },
     },
   };
   return eventSchema.parse({

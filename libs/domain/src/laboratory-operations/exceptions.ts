@@ -6,6 +6,7 @@ import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exce
 import { exceptionRowsOf, insertExceptionRow, lockExceptionRow, markExceptionResolved, orderIdOfException, type ExceptionRow } from '../exceptions/exceptions';
 import { actionRequiredCode } from '../exceptions/resolution';
 import { actionRequiredData } from '../orders/order-events';
+import { isClosed, LIFECYCLE_DETAILS, type LifecycleDetail } from '../orders/lifecycle';
 import type { OrderRow } from '../orders/order-resource';
 import { orderEvent } from '../orders/state-change';
 import type { OpenExceptionInput } from './laboratory-operations.schemas';
@@ -24,15 +25,25 @@ type ExceptionSpec = Omit<OpenExceptionInput, 'order_id'>;
 /**
  * Inserts one exception of the canonical model, filling what the caller left out from its
  * category. Returns the event it implies: integration.action_required when the partner owns it.
+ * Every exception is born here, so here a closed order refuses one the partner would own: it
+ * would name a next_action the partner can never clear (a cancelled order cannot be cancelled again).
  */
 export async function insertException(tx: Transaction, order: OrderRow, spec: ExceptionSpec, now: Date): Promise<{ row: ExceptionRow; events: (order: OrderRow) => EventDraft[] }> {
   const defaults = EXCEPTION_CATEGORIES[spec.category];
   const entityType = spec.entity_type ?? defaults.entity_type;
+  const ownerRole = spec.owner_role ?? defaults.owner_role;
+  const detail = order.lifecycleDetail as LifecycleDetail;
+  if (ownerRole === 'partner' && isClosed(detail)) {
+    throw new LaboratoryOperationError(
+      'conflict',
+      `cannot open a partner-owned ${spec.category} exception on an order whose state is ${detail}: the order is ${LIFECYCLE_DETAILS[detail].lifecycle}, and a closed order (cancelled or completed) gives the partner nothing more to do`,
+    );
+  }
   const row = await insertExceptionRow(tx, {
     orderId: order.id,
     category: spec.category,
     severity: spec.severity ?? defaults.severity,
-    ownerRole: spec.owner_role ?? defaults.owner_role,
+    ownerRole,
     entityType,
     entityId: spec.entity_id ?? (entityType === 'order' ? order.id : null),
     retryable: spec.retryable ?? defaults.retryable,

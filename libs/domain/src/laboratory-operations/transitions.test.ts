@@ -2,11 +2,14 @@ import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { orders, resultVersions, type Database } from '@lop/db';
 import { IllegalTransitionError, LIFECYCLE_DETAILS, TRANSITIONS, type LifecycleDetail, type Transition } from '../orders/lifecycle';
+import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
+import { orderResource } from '../orders/order-resource';
 import { acceptOrder } from './acceptance';
 import { cancelByLaboratory } from './cancellation';
+import { openException, resolveException } from './exceptions';
 import { LaboratoryOperationError } from './operation';
 import { recordResult } from './result-recording';
-import { releaseResult } from './result-release';
+import { flagCritical, releaseResult } from './result-release';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from './specimens';
 import { newOrder, openTestDatabase, resultBody, snapshot } from '../../testing/orders';
 import { acknowledgeOrder, failTransmission, transmitOrder } from './transmission';
@@ -76,5 +79,47 @@ describe('the one transition table governs every laboratory operation', () => {
   it('an unknown order is not_found, not an illegal transition', async () => {
     const attempt = transmitOrder(db, { order_id: '00000000-0000-4000-8000-000000000000' });
     await expect(attempt).rejects.toMatchObject({ name: 'LaboratoryOperationError', kind: 'not_found' });
+  });
+});
+
+/** DESIGN §5: a cancelled or completed order is closed. */
+const CLOSED = STATES.filter((state) => ['cancelled', 'completed'].includes(LIFECYCLE_DETAILS[state].lifecycle));
+const CATEGORIES = Object.keys(EXCEPTION_CATEGORIES) as ExceptionCategory[];
+const PARTNER_OWNED = CATEGORIES.filter((category) => EXCEPTION_CATEGORIES[category].owner_role === 'partner');
+
+describe('a closed order stays closed: no laboratory operation gives the partner something to do on it', () => {
+  const partnerExceptions = CLOSED.flatMap((state) => [
+    ...PARTNER_OWNED.map((category) => ({ state, category, owner: undefined })),
+    // A laboratory category handed to the partner is the partner's all the same.
+    { state, category: 'result_delayed' as const, owner: 'partner' as const },
+  ]);
+  it.each(partnerExceptions)('opening a partner-owned $category exception is refused from $state and changes nothing', async ({ state, category, owner }) => {
+    const { order } = await newOrder(db);
+    await db.update(orders).set({ lifecycleDetail: state }).where(eq(orders.id, order.id));
+    const before = await snapshot(db, order.id);
+    const attempt = openException(db, { order_id: order.id, category, owner_role: owner });
+    await expect(attempt).rejects.toMatchObject({ name: 'LaboratoryOperationError', kind: 'conflict' });
+    await expect(attempt).rejects.toThrow(
+      `cannot open a partner-owned ${category} exception on an order whose state is ${state}: the order is ${LIFECYCLE_DETAILS[state].lifecycle}, and a closed order (cancelled or completed) gives the partner nothing more to do`,
+    );
+    expect(await snapshot(db, order.id)).toEqual(before);
+  });
+
+  it.each(CLOSED)('from %s, every laboratory operation either is refused or leaves next_action as the state says, with no integration.action_required', async (state) => {
+    const { order } = await newOrder(db);
+    await db.update(orders).set({ lifecycleDetail: state }).where(eq(orders.id, order.id));
+    const laboratoryOwned = await openException(db, { order_id: order.id, category: 'result_delayed' });
+    const attempts: (() => Promise<unknown>)[] = [
+      ...OPERATIONS.map((op) => async () => op.run(order.id, op.needsRecordedResult ? await recordedResult(db, order.id) : '')),
+      () => recordResult(db, { ...resultBody(), order_id: order.id }),
+      async () => flagCritical(db, { result_id: await recordedResult(db, order.id) }),
+      ...CATEGORIES.flatMap((category) => [() => openException(db, { order_id: order.id, category }), () => openException(db, { order_id: order.id, category, owner_role: 'partner' })]),
+      () => resolveException(db, { exception_id: laboratoryOwned.exception.exception_id, resolution_text: 'done' }),
+    ];
+    for (const attempt of attempts) await attempt().catch(() => undefined);
+    const { order: row, exceptions, events } = await snapshot(db, order.id);
+    expect((await orderResource(db, row)).next_action).toBe(LIFECYCLE_DETAILS[row.lifecycleDetail as LifecycleDetail].next_action);
+    expect(exceptions.filter((e) => e.ownerRole === 'partner')).toEqual([]);
+    expect(events.map((e) => e.type)).not.toContain('integration.action_required');
   });
 });

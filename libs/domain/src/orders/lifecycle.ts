@@ -6,7 +6,7 @@ import { partnerActionFor } from '../exceptions/resolution';
  * are published vocabulary (@lop/contract, re-exported here for the domain's modules); how an
  * order moves between them is this file's. Every change — partner cancel, laboratory operations,
  * sandbox simulation — goes through TRANSITIONS below; anything not listed is refused. No state
- * is a dead end: every state that is not closed (cancelled, or results released) has a way out —
+ * is a dead end: every state that is not closed (cancelled or completed, isClosed) has a way out —
  * the laboratory moves it on, or the partner may cancel it.
  */
 export {
@@ -78,6 +78,16 @@ export function nextState(current: LifecycleDetail, transition: Transition): Lif
   return rule.to;
 }
 
+/**
+ * A closed order (DESIGN §5: cancelled or completed) stays closed: no laboratory operation may
+ * give the partner something to do on it. Transitions out of it are already absent from the table;
+ * this names the rule for what the table cannot see, a partner-owned exception (laboratory-operations/exceptions.ts).
+ */
+export function isClosed(detail: LifecycleDetail): boolean {
+  const { lifecycle } = LIFECYCLE_DETAILS[detail];
+  return lifecycle === 'cancelled' || lifecycle === 'completed';
+}
+
 /** Whether POST …/cancel succeeds from `detail`: read from the transition table, never kept twice. */
 export function partnerCanCancel(detail: LifecycleDetail): boolean {
   return (TRANSITIONS.cancel_by_partner.from as readonly LifecycleDetail[]).includes(detail);
@@ -87,11 +97,15 @@ export function partnerCanCancel(detail: LifecycleDetail): boolean {
  * The order event a change of state implies. Events carry coarse state only (lifecycle and
  * next_action; lifecycle_detail is not an allowed event field), so a change that leaves both as
  * they were implies none: the partner would receive an event whose payload shows nothing new.
+ * `alongside` are the change's own events, emitted before it: an integration.action_required
+ * among them already announces the new lifecycle and next_action (docs/events.md), so no
+ * order.updated follows it to repeat them.
  */
-export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail): 'order.updated' | 'order.cancelled' | null {
+export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail, alongside: readonly string[] = []): 'order.updated' | 'order.cancelled' | null {
   const before = LIFECYCLE_DETAILS[from];
   const after = LIFECYCLE_DETAILS[to];
   if (after.lifecycle === 'cancelled' && before.lifecycle !== 'cancelled') return 'order.cancelled';
+  if (alongside.includes('integration.action_required')) return null;
   return before.lifecycle !== after.lifecycle || before.next_action !== after.next_action ? 'order.updated' : null;
 }
 

@@ -68,7 +68,7 @@ export async function changeOrderState(tx: Transaction, order: OrderRow, transit
   const code = settlement ? await settleOpenExceptions(tx, order.id, settlement, now) : null;
   const actionRequired = code ? actionRequiredData(order.id, code) : null;
   const drafts: EventDraft[] = [...(change.events?.(updated) ?? [])];
-  const type = orderEventFor(current, next) ?? (actionRequired ? 'order.updated' : null);
+  const type = orderEventFor(current, next, drafts.map((d) => d.type)) ?? (actionRequired ? 'order.updated' : null);
   if (type) drafts.push(orderEvent(updated, type, change.occurredAt ?? now, actionRequired ?? {}));
   await appendEvents(tx, { clientId: updated.clientId, environment: updated.environment }, drafts);
   return updated;

@@ -39,8 +39,9 @@ export function planScenario(definition: ScenarioDefinition): ScenarioPlan {
     } catch (error) {
       throw new Error(`${where}: ${(error as Error).message}`);
     }
-    // changeOrderState's rule: a change of lifecycle or next_action is announced, as order.cancelled for a cancellation.
-    const lifecycleEvent = orderEventFor(from, to);
+    // changeOrderState's rule: a change of lifecycle or next_action is announced, as order.cancelled
+    // for a cancellation, unless the step's integration.action_required already announced it.
+    const lifecycleEvent = orderEventFor(from, to, expectation.events);
     state = { detail: to, recorded: expectation.recorded === undefined ? state.recorded : expectation.recorded };
     return { step: s, from, to, events: [...expectation.events, ...(lifecycleEvent ? [lifecycleEvent] : [])] };
   });
