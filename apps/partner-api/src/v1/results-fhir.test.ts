@@ -441,6 +441,52 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     expect(afterCorrection.filter(([code]) => code === changed.code)).toEqual([[changed.code, Number(changed.value), 'corrected']]);
   });
 
+  describe('FHIR content negotiation: _format, _pretty and Accept', () => {
+    let orderId: string;
+    let resultId: string;
+    let compact: string;
+
+    beforeAll(async () => {
+      orderId = await ownOrderInTesting();
+      await release(orderId, 'final', [{ code: 'K', analyte: 'Potassium', value: '4.10', unit: 'mmol/L' }]);
+      resultId = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results`, { key: own.key })).current_result_id;
+      compact = (await api.call('GET', fhirPath(orderId, resultId), { key: own.key })).text;
+    });
+
+    it('FHIR’s own _format (json, application/json, application/fhir+json) and _pretty are accepted', async () => {
+      for (const query of ['_format=json', '_format=application/json', '_format=application%2Ffhir%2Bjson', '_format=application/fhir+json', '_pretty=false', '_format=json&_pretty=false']) {
+        const response = await api.call('GET', `${fhirPath(orderId, resultId)}?${query}`, { key: own.key });
+        expectBundle(response);
+        expect(response.text, query).toBe(compact);
+      }
+      const pretty = await api.call('GET', `${fhirPath(orderId, resultId)}?_pretty=true`, { key: own.key });
+      expectBundle(pretty);
+      expect(pretty.text).toContain('\n  "resourceType": "Bundle"');
+      expect(pretty.text).toContain('"value": 4.10,');
+      expect(pretty.body).toEqual(JSON.parse(compact));
+      expectError(await api.call('GET', `${fhirPath(orderId, resultId)}?_pretty=yes`, { key: own.key }), 400, 'invalid_request');
+      expectError(await api.call('GET', `${fhirPath(orderId, resultId)}?_count=10`, { key: own.key }), 400, 'invalid_request');
+    });
+
+    it('an Accept that allows FHIR JSON is answered; one that allows only XML (or _format=xml) is 406 not_acceptable in the envelope', async () => {
+      for (const accept of ['application/fhir+json', 'application/json', '*/*', 'application/fhir+xml, application/fhir+json;q=0.5', 'application/fhir+json; fhirVersion=4.0']) {
+        expectBundle(await api.call('GET', fhirPath(orderId, resultId), { key: own.key, headers: { accept } }));
+      }
+      for (const accept of ['application/fhir+xml', 'application/xml', 'text/html', 'application/fhir+json;q=0', 'application/fhir+json; fhirVersion=3.0']) {
+        const response = await api.call('GET', fhirPath(orderId, resultId), { key: own.key, headers: { accept } });
+        expectError(response, 406, 'not_acceptable');
+        expect(response.headers.get('content-type'), accept).toMatch(/^application\/json/);
+      }
+      for (const format of ['xml', 'application/fhir+xml', 'ttl', 'html']) {
+        expectError(await api.call('GET', `${fhirPath(orderId, resultId)}?_format=${encodeURIComponent(format)}`, { key: own.key }), 406, 'not_acceptable');
+      }
+      // _format overrides Accept, as FHIR says.
+      expectBundle(await api.call('GET', `${fhirPath(orderId, resultId)}?_format=json`, { key: own.key, headers: { accept: 'application/fhir+xml' } }));
+      // Authorization still comes first.
+      expectError(await api.call('GET', fhirPath(orderId, resultId), { headers: { accept: 'application/fhir+xml' } }), 401, 'unauthorized');
+    });
+  });
+
   it('laboratory text that is not valid R4 is refused at record-result, and nothing is recorded', async () => {
     const orderId = await ownOrderInTesting();
     const refused: [string, Record<string, unknown>][] = [
