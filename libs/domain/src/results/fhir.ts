@@ -10,10 +10,11 @@ import { fhirDecimal, type FhirBundle, type FhirCodeableConcept, type FhirDiagno
 
 /**
  * The FHIR R4 view of one released result version (docs/fhir.md is the field-by-field mapping).
- * The rules of every other view hold: values go out as the supplied text (a plain decimal as a
- * `valueQuantity` whose JSON digits are the supplied ones, anything else `valueString`), codes stay in the laboratory's own code system (no LOINC is ever
- * derived), lineage becomes status and replaces/superseded-by links, and the subject is the
- * partner's opaque identifier only — nothing personal is read here at all.
+ * The rules of every other view hold: values go out as supplied (a plain decimal as a
+ * `valueQuantity` whose JSON digits are the supplied ones, anything else `valueString`), codes
+ * stay in the laboratory's own code system (no LOINC is ever derived), lineage becomes status and
+ * replaces/superseded-by links, and the subject is the partner's opaque identifier only — nothing
+ * personal is read here at all.
  */
 
 type Reader = Pick<Database, 'select'>;
