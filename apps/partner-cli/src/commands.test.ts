@@ -110,6 +110,8 @@ describe('the readers: a table by default, --json that parses to what the API re
     const current = await lop(service, ['results', 'get', orderId, '--fhir']);
     expect(current.code, current.stderr).toBe(0);
     expect(JSON.parse(current.stdout)).toEqual((await service.get(`/v1/orders/${orderId}/results/${collection.current_result_id}/fhir`)).body);
+    // The API's own text (indented by _pretty), not a re-serialisation: a quantity's 1.50 stays 1.50.
+    expect(current.stdout.trim()).toBe((await service.get(`/v1/orders/${orderId}/results/${collection.current_result_id}/fhir?_pretty=true`)).text.trim());
     expect(JSON.parse(current.stdout).entry[0].resource.status).toBe('corrected');
     const first = await lop(service, ['results', 'get', orderId, '--fhir', '--result', collection.version_lineage[0].result_id]);
     expect(first.code, first.stderr).toBe(0);

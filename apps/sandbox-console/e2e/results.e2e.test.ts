@@ -128,7 +128,10 @@ describe('results a clinician-facing engineer can read', () => {
     const resources = bundle.entry.map((e: { resource: Record<string, any> }) => e.resource);
     expect(bundle).toMatchObject({ resourceType: 'Bundle', type: 'collection' });
     expect(resources[0]).toMatchObject({ resourceType: 'DiagnosticReport', status: 'final' });
-    const values = resources.filter((r: Record<string, any>) => r.resourceType === 'Observation').map((r: Record<string, any>) => r.valueString);
+    // A plain decimal is a valueQuantity (its comparator before it); the panel shows the parsed number.
+    const values = resources
+      .filter((r: Record<string, any>) => r.resourceType === 'Observation')
+      .map((r: Record<string, any>) => r.valueString ?? `${r.valueQuantity.comparator ?? ''}${r.valueQuantity.value}`);
     expect(values).toEqual(await v2.locator('table.observations tbody tr td:nth-child(2)').allTextContents());
     expect(await fhir.textContent()).toContain('DiagnosticReport final · 5 Observations · Specimen');
 

@@ -20,28 +20,6 @@ export function hasRefusedCharacter(text: string, { multiline = false }: { multi
   return (multiline ? REFUSED_IN_FREE_TEXT : REFUSED_IN_ONE_LINE).test(text);
 }
 
-/**
- * JSON stored as it was supplied (jsonb) keeps every character PostgreSQL can hold; only NUL and
- * lone surrogates, which jsonb refuses, are refused, in keys and string values at any depth.
- */
-// eslint-disable-next-line no-control-regex -- control characters are what this matches
-const UNSTORABLE_IN_JSON = /\u0000|\p{Cs}/u;
-export function jsonHasUnstorableText(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const current = stack.pop();
-    if (typeof current === 'string') {
-      if (UNSTORABLE_IN_JSON.test(current)) return true;
-    } else if (current !== null && typeof current === 'object') {
-      for (const [key, child] of Object.entries(current)) {
-        if (UNSTORABLE_IN_JSON.test(key)) return true;
-        stack.push(child);
-      }
-    }
-  }
-  return false;
-}
-
 /** The character rule as a Zod check, for string schemas that need their own shape (e.g. trimmed). */
 export const oneLineCharacters = z.refine<string>((text) => !hasRefusedCharacter(text), {
   message: 'Control characters (including NUL) and unpaired UTF-16 surrogates are not accepted.',

@@ -47,6 +47,9 @@ export interface RequestContext {
    * response (the sandbox request log). A holder, not a field: tRPC hands middlewares a copy of the context.
    */
   identified: { caller?: Caller };
-  /** Status and headers a procedure asks the transport to send (e.g. 201, Retry-After). */
-  response: { status?: number; headers: Record<string, string> };
+  /**
+   * Status and headers a procedure asks the transport to send (e.g. 201, Retry-After), and an
+   * indent for a body asked for indented (FHIR's `_pretty=true`).
+   */
+  response: { status?: number; headers: Record<string, string>; indent?: number };
 }

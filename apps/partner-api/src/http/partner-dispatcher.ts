@@ -161,7 +161,7 @@ async function dispatch({ route, params, search, req, res, asExpress }: Call, op
     res.setHeader('Content-Type', 'application/json');
     for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) res.setHeader(name, value);
     // A pre-rendered page (the events' stored bytes) is sent as it is (libs/domain/src/http/prerendered.ts).
-    res.end(responseJson(data));
+    res.end(responseJson(data, ctx.response.indent));
   } catch (cause) {
     const error = getErrorFromUnknown(cause);
     const response = errorBodyFor(error, requestIdOf(res), route.pathParams);

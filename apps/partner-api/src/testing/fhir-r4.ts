@@ -50,6 +50,7 @@ const REQUIRED_CODES: { where: (path: string[], owner: Record<string, unknown>) 
   { where: (_p, o) => o.resourceType === 'DiagnosticReport', key: 'status', system: 'http://hl7.org/fhir/diagnostic-report-status' },
   { where: (_p, o) => o.resourceType === 'Observation', key: 'status', system: 'http://hl7.org/fhir/observation-status' },
   { where: (path) => /identifier$/i.test(elementOf(path)), key: 'use', system: 'http://hl7.org/fhir/identifier-use' },
+  { where: (path) => elementOf(path) === 'valueQuantity', key: 'comparator', system: 'http://hl7.org/fhir/quantity-comparator' },
 ];
 
 function codeIssues(value: unknown, path: string[] = []): string[] {

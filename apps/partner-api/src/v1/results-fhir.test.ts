@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import { resultVersions } from '@lop/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoId, FHIR_CONTENT_TYPE, FHIR_EXTENSIONS, FHIR_SYSTEMS, grantPrograms, laboratoryCaller, observationRoles, SCOPES } from '@lop/domain';
 import { connectFixtures, type TestApi, type TestResponse } from '../testing/harness';
@@ -14,6 +16,8 @@ import { fhirR4Errors } from '../testing/fhir-r4';
  */
 
 const STATUS_OF_STATE: Record<string, string> = { partial: 'preliminary', final: 'final', corrected: 'corrected', amended: 'amended' };
+/** A value the view writes as a valueQuantity: an optional comparator, then a JSON number without exponent (at most 18 digits). */
+const PLAIN_DECIMAL_VALUE = /^(<=|>=|<|>)?(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)$/;
 /** Scenarios that release results; the others end before any release. */
 const RELEASING = ['happy_path', 'partial_then_final', 'corrected_result', 'critical_result', 'specimen_rejected', 'report_available'];
 
@@ -43,7 +47,6 @@ function expectBundle(response: TestResponse): Json {
   expect(bundle.data, 'the resource itself, not the envelope').toBeUndefined();
   expect(fhirR4Errors(bundle)).toEqual([]);
   expect(response.text).not.toMatch(/loinc/i);
-  expect(response.text).not.toMatch(/valueQuantity/);
   expect(entriesOf(bundle, 'Patient')).toEqual([]);
   expect(bundle.entry[0].resource.resourceType).toBe('DiagnosticReport');
   return bundle;
@@ -73,9 +76,17 @@ function expectTrueTo(bundle: Json, record: Json, lineage: Json, externalSubject
     const observation = observations[i];
     const roles = observationRoles(supplied);
     const at = (role: keyof typeof roles) => (roles[role] === undefined ? undefined : supplied[roles[role]]);
-    expect(observation.status).toBe(report.status);
+    // A correction marks only what it changed; the rest stays final.
+    expect(['corrected', 'amended'].includes(report.status) ? [report.status, 'final'] : [report.status]).toContain(observation.status);
     expect(observation.subject).toEqual(report.subject);
-    if (typeof at('value') === 'string') expect(observation.valueString).toBe(at('value'));
+    const decimal = typeof at('value') === 'string' ? PLAIN_DECIMAL_VALUE.exec(at('value') as string) : null;
+    if (decimal && decimal[2].replace(/[^0-9]/g, '').length <= 18) {
+      expect(observation.valueString).toBeUndefined();
+      expect(observation.valueQuantity.value).toBe(Number(decimal[2]));
+      expect(observation.valueQuantity.comparator).toBe(decimal[1]);
+      expect(observation.valueQuantity.unit).toBe(at('unit'));
+    } else if (typeof at('value') === 'string') expect(observation.valueString).toBe(at('value'));
+    expect(observation.identifier).toEqual([{ system: `urn:lop:order:${record.order_id}:observation`, value: expect.any(String) }]);
     if (roles.name) expect(observation.code.text).toBe(at('name'));
     if (roles.code) expect(observation.code.coding).toEqual([{ system: expect.stringMatching(/^urn:lop:laboratory:[0-9a-f-]+:observation-code$/), code: at('code') }]);
     if (roles.referenceInterval) expect(observation.referenceRange).toEqual([{ text: at('referenceInterval') }]);
@@ -135,8 +146,14 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     const collection = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results`, { key: client.key }));
     const bundles: Json[] = [];
     for (const [i, record] of collection.results.entries()) {
-      const bundle = expectBundle(await api.call('GET', fhirPath(orderId, record.result_id), { key: client.key }));
+      const response = await api.call('GET', fhirPath(orderId, record.result_id), { key: client.key });
+      const bundle = expectBundle(response);
       expectTrueTo(bundle, record, collection.version_lineage[i], externalSubjectId);
+      // A quantity's digits are the supplied ones in the bytes: 1.50 stays 1.50.
+      for (const supplied of record.observations) {
+        const decimal = typeof supplied.value === 'string' ? PLAIN_DECIMAL_VALUE.exec(supplied.value) : null;
+        if (decimal && decimal[2].replace(/[^0-9]/g, '').length <= 18) expect(response.text).toContain(`"valueQuantity":{"value":${decimal[2]}`);
+      }
       bundles.push(bundle);
     }
     return { collection, bundles };
@@ -150,7 +167,16 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
       change(copy);
       return fhirR4Errors(copy);
     };
-    expect(broken((b) => (entriesOf(b, 'Observation')[0].valueString = 1.5))).not.toEqual([]);
+    const first = (b: Json) => entriesOf(b, 'Observation')[0];
+    expect(first(valid).valueQuantity).toBeDefined();
+    expect(broken((b) => (first(b).valueQuantity.value = '1.50'))).not.toEqual([]);
+    expect(broken((b) => (first(b).valueQuantity.comparator = '~'))).not.toEqual([]);
+    expect(
+      broken((b) => {
+        delete first(b).valueQuantity;
+        first(b).valueString = 1.5;
+      }),
+    ).not.toEqual([]);
     expect(broken((b) => delete entriesOf(b, 'Observation')[0].code)).not.toEqual([]);
     expect(broken((b) => (entriesOf(b, 'Observation')[0].referenceRange = [{ low: { value: '1.50' } }]))).not.toEqual([]);
     expect(broken((b) => (reportOf(b).status = 'released'))).not.toEqual([]);
@@ -223,12 +249,14 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     expect(entriesOf(bundles[0], 'Observation').length).toBeLessThan(entriesOf(bundles[1], 'Observation').length);
   });
 
-  it('a corrected result: v2 corrected, every observation corrected, the changed value and its comment as supplied', async () => {
+  it('a corrected result: v2 corrected as a whole, only the changed observation corrected, its value and comment as supplied', async () => {
     const { orderId } = await simulated(fixtureBodies.minimal, 'corrected_result');
     const { collection, bundles } = await readAll(demo, orderId, fixtureBodies.minimal.external_subject_id);
     expect(reportOf(bundles[1]).status).toBe('corrected');
-    expect(entriesOf(bundles[1], 'Observation').every((o) => o.status === 'corrected')).toBe(true);
     const changed = collection.results[1].observations.findIndex((o: Json) => o.result_status === 'corrected');
+    expect(changed).toBeGreaterThanOrEqual(0);
+    // R4: corrected is an Observation modified to correct an error (HL7 v2: OBX-11 = C on that OBX only).
+    expect(entriesOf(bundles[1], 'Observation').map((o) => o.status)).toEqual(collection.results[1].observations.map((_: Json, i: number) => (i === changed ? 'corrected' : 'final')));
     const observation = entriesOf(bundles[1], 'Observation')[changed];
     expect(observation.note[0].text).toMatch(/^Corrected result; previously reported as /);
     expect(suppliedFieldsOf(observation).result_status).toBe('corrected');
@@ -252,7 +280,7 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     ]);
   });
 
-  it('values, units, intervals and flags exactly as supplied: trailing zeros, comparators, non-ASCII, odd fields', async () => {
+  it('values, units, intervals and flags exactly as supplied: plain decimals as quantities with their own digits, comparators, non-ASCII, odd fields', async () => {
     const orderId = expectSuccess(await own.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
     await lab.accept({ order_id: orderId });
     await lab.collect({ order_id: orderId });
@@ -272,6 +300,10 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
       // The other names laboratories use (README's example sends name and flag).
       { code: 'WBC', name: 'White blood cells', result: '6.10', units: '10^3/uL', reference_range: '3.4-10.8', flag: 'N', comments: 'Smear reviewed.' },
       { analyte: 'First name wins', name: 'Kept as supplied', value: '1', abnormal_flag: '', flag: 'A' },
+      // A UCUM code only when the laboratory supplies one.
+      { code: 'NA', analyte: 'Sodium', value: '139.0', unit: 'mmol/L', ucum_code: 'mmol/L' },
+      { code: 'BE', analyte: 'Base excess', value: '-2.50', unit: 'mmol/L' },
+      { code: 'EXP', analyte: 'An exponent', value: '1e3', unit: 'U/L' },
     ];
     const recorded = await lab.recordResult({ order_id: orderId, source_result_id: 'LIS-Ünïcode-1', performing_laboratory_system: 'Système LIS 8', observations });
     await lab.releaseResult({ result_id: recorded.result.result_id, as: 'final' });
@@ -280,11 +312,18 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     const { collection } = await readAll(own, orderId, subject);
     expect(collection.results[0].observations.map((o: Json) => o.value)).toEqual(observations.map((o) => o.value));
     // In the JSON text itself, character for character.
-    for (const value of ['1.50', '<0.5', '>100.000', '092', 'Négatif', '12345678901234567890', '  7.0 ']) expect(response.text).toContain(`"valueString":${JSON.stringify(value)}`);
+    for (const value of ['092', 'Négatif', '12345678901234567890', '  7.0 ', '1e3']) expect(response.text).toContain(`"valueString":${JSON.stringify(value)}`);
+    // A plain decimal is a valueQuantity whose JSON number is written with the supplied digits.
+    for (const quantity of ['{"value":1.50,"unit":"mmol/L"}', '{"value":0.5,"comparator":"<","unit":"mg/L"}', '{"value":100.000,"comparator":">","unit":"µIU/mL"}', '{"value":6.10,"unit":"10^3/uL"}', '{"value":1}', '{"value":139.0,"unit":"mmol/L","system":"http://unitsofmeasure.org","code":"mmol/L"}', '{"value":-2.50,"unit":"mmol/L"}'])
+      expect(response.text).toContain(`"valueQuantity":${quantity}`);
+    expect(response.text).not.toContain('"valueString":"1.50"');
     const obs = entriesOf(bundle, 'Observation');
     expect(obs[0].interpretation[0].coding[0]).toEqual({ system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code: 'L', display: 'Low' });
-    expect(suppliedFieldsOf(obs[0])).toEqual({ unit: 'mmol/L' });
-    expect(suppliedFieldsOf(obs[2]).unit).toBe('µIU/mL');
+    expect(suppliedFieldsOf(obs[0])).toEqual({});
+    expect(obs[0].valueString).toBeUndefined();
+    expect(obs[2].valueQuantity).toEqual({ value: 100, comparator: '>', unit: 'µIU/mL' });
+    // Not a quantity: the unit stays a supplied field.
+    expect(suppliedFieldsOf(obs[3])).toEqual({ unit: 'mg/dL' });
     // A flag without an R4 equivalent keeps only the laboratory's own coding and text.
     expect(obs[2].interpretation).toEqual([{ coding: [{ system: expect.stringMatching(/:flag$/), code: 'H*' }], text: 'H*' }]);
     expect(obs[4].interpretation).toEqual([{ coding: [{ system: expect.stringMatching(/:flag$/), code: 'négatif' }], text: 'négatif' }]);
@@ -303,14 +342,17 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     expect(obs[9].code).toEqual({ extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/data-absent-reason', valueCode: 'unknown' }] });
     expect(obs[10]).toMatchObject({
       code: { coding: [{ code: 'WBC' }], text: 'White blood cells' },
-      valueString: '6.10',
+      valueQuantity: { value: 6.1, unit: '10^3/uL' },
       referenceRange: [{ text: '3.4-10.8' }],
       interpretation: [{ coding: [{ code: 'N', display: 'Normal' }, { code: 'N' }], text: 'N' }],
       note: [{ text: 'Smear reviewed.' }],
     });
-    expect(suppliedFieldsOf(obs[10])).toEqual({ units: '10^3/uL' });
+    expect(suppliedFieldsOf(obs[10])).toEqual({});
     // An empty abnormal_flag cannot be carried (FHIR has no empty string): the next name for a flag is.
-    expect(obs[11]).toMatchObject({ code: { text: 'First name wins' }, valueString: '1', interpretation: [{ text: 'A' }] });
+    expect(obs[11]).toMatchObject({ code: { text: 'First name wins' }, valueQuantity: { value: 1 }, interpretation: [{ text: 'A' }] });
+    expect(suppliedFieldsOf(obs[12])).toEqual({});
+    expect(obs[14]).toMatchObject({ valueString: '1e3' });
+    expect(suppliedFieldsOf(obs[14])).toEqual({ unit: 'U/L' });
     expect(suppliedFieldsOf(obs[11])).toEqual({ name: 'Kept as supplied' });
     expect(reportOf(bundle).identifier[2]).toEqual({ use: 'secondary', system: expect.stringMatching(/:source-result-id$/), value: 'LIS-Ünïcode-1', assigner: { display: 'Système LIS 8' } });
 
@@ -319,7 +361,151 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     await lab.releaseResult({ result_id: amended.result.result_id, as: 'amended' });
     const after = await readAll(own, orderId, subject);
     expect(after.bundles.map((b) => reportOf(b).status)).toEqual(['final', 'amended']);
-    expect(entriesOf(after.bundles[1], 'Observation')[0]).toMatchObject({ status: 'amended', valueString: '1.60' });
+    expect(entriesOf(after.bundles[1], 'Observation')[0]).toMatchObject({ status: 'amended', valueQuantity: { value: 1.6, unit: 'mmol/L' } });
+  });
+
+  /** An order of the own tenant, in testing: ready for results the laboratory records by hand. */
+  async function ownOrderInTesting(): Promise<string> {
+    const orderId = expectSuccess(await own.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
+    await lab.accept({ order_id: orderId });
+    await lab.collect({ order_id: orderId });
+    await lab.receive({ order_id: orderId });
+    await lab.accession({ order_id: orderId });
+    return orderId;
+  }
+
+  async function release(orderId: string, as: 'partial' | 'final' | 'corrected' | 'amended', observations: Record<string, string>[]) {
+    const recorded = await lab.recordResult({ order_id: orderId, source_result_id: unique('LIS'), performing_laboratory_system: 'LIS', observations });
+    await lab.releaseResult({ result_id: recorded.result.result_id, as });
+  }
+
+  it('a correction marks only what it changed since the last final version; a value put back is a change too', async () => {
+    const orderId = await ownOrderInTesting();
+    const na = (value: string) => ({ code: 'NA', analyte: 'Sodium', value, unit: 'mmol/L' });
+    const k = (value: string) => ({ code: 'K', analyte: 'Potassium', value, unit: 'mmol/L' });
+    await release(orderId, 'partial', [k('4.0')]);
+    await release(orderId, 'final', [k('4.1'), na('140')]);
+    await release(orderId, 'corrected', [k('4.1'), na('141')]);
+    await release(orderId, 'amended', [k('4.1'), na('140'), { code: 'CL', analyte: 'Chloride', value: '101' }]);
+    const { bundles } = await readAll(own, orderId, subject);
+    const statuses = bundles.map((b) => [reportOf(b).status, ...entriesOf(b, 'Observation').map((o) => `${o.identifier[0].value}:${o.status}`)]);
+    expect(statuses).toEqual([
+      ['preliminary', 'K:preliminary'],
+      ['final', 'K:final', 'NA:final'],
+      // Potassium changed since the partial version, not since the final one: not a correction.
+      ['corrected', 'K:final', 'NA:corrected'],
+      // Sodium back to the final's 140 is still a change to what v3 said; chloride is new.
+      ['amended', 'K:final', 'NA:amended', 'CL:amended'],
+    ]);
+  });
+
+  it('identifiers stable across versions: loading the versions into a FHIR store by conditional update leaves one current value per analyte', async () => {
+    const { orderId } = await simulated(fixtureBodies.minimal, 'corrected_result');
+    const { collection, bundles } = await readAll(demo, orderId, fixtureBodies.minimal.external_subject_id);
+    expect(bundles).toHaveLength(2);
+    const identifiersOf = (bundle: Json, type: string) => entriesOf(bundle, type).map((r) => JSON.stringify(r.identifier.find((i: Json) => i.system !== FHIR_SYSTEMS.resultId && i.use !== 'secondary')));
+    expect(identifiersOf(bundles[1], 'Observation')).toEqual(identifiersOf(bundles[0], 'Observation'));
+    expect(identifiersOf(bundles[1], 'DiagnosticReport')).toEqual(identifiersOf(bundles[0], 'DiagnosticReport'));
+    expect(new Set(identifiersOf(bundles[1], 'Observation')).size).toBe(entriesOf(bundles[1], 'Observation').length);
+    expect(reportOf(bundles[1]).identifier).toContainEqual({ use: 'usual', system: 'urn:lop:order-report', value: orderId });
+
+    // A FHIR store's conditional update (PUT [type]?identifier=system|value): replace the one
+    // resource with that identifier, or create it; several matches are an error (412).
+    const store: Json[] = [];
+    const conditionalUpdate = (resource: Json) => {
+      const key = resource.resourceType === 'DiagnosticReport' ? resource.identifier.find((i: Json) => i.system === 'urn:lop:order-report') : resource.identifier?.[0];
+      if (!key) throw new Error(`${resource.resourceType} has no identifier to update by`);
+      const matches = store.filter((r) => r.resourceType === resource.resourceType && r.identifier?.some((i: Json) => i.system === key.system && i.value === key.value));
+      if (matches.length > 1) throw new Error('412: several matches');
+      if (matches.length === 1) store.splice(store.indexOf(matches[0]), 1, resource);
+      else store.push(resource);
+    };
+    const load = (bundle: Json) => bundle.entry.filter((e: Json) => e.resource.resourceType !== 'Specimen').forEach((e: Json) => conditionalUpdate(e.resource));
+    const current = () =>
+      store
+        .filter((r) => r.resourceType === 'Observation')
+        .map((o) => [o.code.coding[0].code, o.valueQuantity?.value ?? o.valueString, o.status])
+        .sort();
+    load(bundles[0]);
+    load(bundles[1]);
+    const afterCorrection = current();
+    // The same bundle loaded again duplicates nothing.
+    load(bundles[1]);
+    expect(current()).toEqual(afterCorrection);
+    const corrected = collection.results[1].observations;
+    expect(afterCorrection).toHaveLength(corrected.length);
+    expect(store.filter((r) => r.resourceType === 'DiagnosticReport').map((r) => r.status)).toEqual(['corrected']);
+    const changed = corrected.find((o: Json) => o.result_status === 'corrected');
+    const before = collection.results[0].observations.find((o: Json) => o.code === changed.code);
+    expect(before.value).not.toBe(changed.value);
+    expect(afterCorrection.filter(([code]) => code === changed.code)).toEqual([[changed.code, Number(changed.value), 'corrected']]);
+  });
+
+  describe('FHIR content negotiation: _format, _pretty and Accept', () => {
+    let orderId: string;
+    let resultId: string;
+    let compact: string;
+
+    beforeAll(async () => {
+      orderId = await ownOrderInTesting();
+      await release(orderId, 'final', [{ code: 'K', analyte: 'Potassium', value: '4.10', unit: 'mmol/L' }]);
+      resultId = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results`, { key: own.key })).current_result_id;
+      compact = (await api.call('GET', fhirPath(orderId, resultId), { key: own.key })).text;
+    });
+
+    it('FHIR’s own _format (json, application/json, application/fhir+json) and _pretty are accepted', async () => {
+      for (const query of ['_format=json', '_format=application/json', '_format=application%2Ffhir%2Bjson', '_format=application/fhir+json', '_pretty=false', '_format=json&_pretty=false']) {
+        const response = await api.call('GET', `${fhirPath(orderId, resultId)}?${query}`, { key: own.key });
+        expectBundle(response);
+        expect(response.text, query).toBe(compact);
+      }
+      const pretty = await api.call('GET', `${fhirPath(orderId, resultId)}?_pretty=true`, { key: own.key });
+      expectBundle(pretty);
+      expect(pretty.text).toContain('\n  "resourceType": "Bundle"');
+      expect(pretty.text).toContain('"value": 4.10,');
+      expect(pretty.body).toEqual(JSON.parse(compact));
+      expectError(await api.call('GET', `${fhirPath(orderId, resultId)}?_pretty=yes`, { key: own.key }), 400, 'invalid_request');
+      expectError(await api.call('GET', `${fhirPath(orderId, resultId)}?_count=10`, { key: own.key }), 400, 'invalid_request');
+    });
+
+    it('an Accept that allows FHIR JSON is answered; one that allows only XML (or _format=xml) is 406 not_acceptable in the envelope', async () => {
+      for (const accept of ['application/fhir+json', 'application/json', '*/*', 'application/fhir+xml, application/fhir+json;q=0.5', 'application/fhir+json; fhirVersion=4.0']) {
+        expectBundle(await api.call('GET', fhirPath(orderId, resultId), { key: own.key, headers: { accept } }));
+      }
+      for (const accept of ['application/fhir+xml', 'application/xml', 'text/html', 'application/fhir+json;q=0', 'application/fhir+json; fhirVersion=3.0']) {
+        const response = await api.call('GET', fhirPath(orderId, resultId), { key: own.key, headers: { accept } });
+        expectError(response, 406, 'not_acceptable');
+        expect(response.headers.get('content-type'), accept).toMatch(/^application\/json/);
+      }
+      for (const format of ['xml', 'application/fhir+xml', 'ttl', 'html']) {
+        expectError(await api.call('GET', `${fhirPath(orderId, resultId)}?_format=${encodeURIComponent(format)}`, { key: own.key }), 406, 'not_acceptable');
+      }
+      // _format overrides Accept, as FHIR says.
+      expectBundle(await api.call('GET', `${fhirPath(orderId, resultId)}?_format=json`, { key: own.key, headers: { accept: 'application/fhir+xml' } }));
+      // Authorization still comes first.
+      expectError(await api.call('GET', fhirPath(orderId, resultId), { headers: { accept: 'application/fhir+xml' } }), 401, 'unauthorized');
+    });
+  });
+
+  it('laboratory text that is not valid R4 is refused at record-result, and nothing is recorded', async () => {
+    const orderId = await ownOrderInTesting();
+    const refused: [string, Record<string, unknown>][] = [
+      ['vertical tab', { analyte: 'K', value: '4.1\u000b' }],
+      ['form feed', { analyte: 'K', comment: 'page\u000cbreak' }],
+      ['another C0 control', { analyte: 'K\u001b[31m', value: '4.1' }],
+      ['a control character deep inside', { analyte: 'K', instrument: { name: 'A\u0007' } }],
+      ['a control character in a key', { analyte: 'K', ['unit\u0001']: 'mmol/L' }],
+      ['a whitespace-only value', { analyte: 'K', value: ' \t ' }],
+      ['a whitespace-only key', { analyte: 'K', '  ': 'x' }],
+      ['a string over 1 MB', { analyte: 'K', comment: 'x'.repeat(1024 * 1024 + 1) }],
+    ];
+    for (const [label, observation] of refused) {
+      await expect(lab.recordResult({ order_id: orderId, source_result_id: 'R-bad', performing_laboratory_system: 'LIS', observations: [observation as never] }), label).rejects.toThrow(/observations/);
+    }
+    expect(await connection.db.select().from(resultVersions).where(eq(resultVersions.orderId, orderId))).toEqual([]);
+    // Tab and line breaks are text; an empty string is no value.
+    await release(orderId, 'final', [{ analyte: 'K', value: '4.1', comment: 'line one\nline two\ttabbed\r\n', unit: '' }]);
+    await readAll(own, orderId, subject);
   });
 
   it('holds no personal data: the subject is the opaque external_subject_id, nothing of the patient or provider', async () => {

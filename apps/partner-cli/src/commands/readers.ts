@@ -109,7 +109,8 @@ export async function getResults(api: Api, orderId: string, options: { json: boo
 
 /**
  * `lop results get --fhir`: the FHIR R4 Bundle of one released version (the current one unless
- * --result names another), printed as JSON: every value is a string in it, so nothing changes.
+ * --result names another), printed as the API wrote it, indented by the API (`_pretty=true`):
+ * parsed and printed here, a quantity's `1.50` would come out `1.5`.
  */
 export async function getResultFhir(api: Api, orderId: string, options: { result?: string }, output: Output): Promise<number> {
   let resultId = options.result;
@@ -118,8 +119,8 @@ export async function getResultFhir(api: Api, orderId: string, options: { result
     if (!results.current_result_id) throw new UsageError(`order ${orderId} has no released result yet (${dash(results.pending_reason)}): there is no FHIR view to print`, 'no_released_result');
     resultId = results.current_result_id;
   }
-  const bundle = must(await api.client.GET('/api/public/partner/v1/orders/{orderId}/results/{resultId}/fhir', { params: { path: { orderId, resultId } } }));
-  output.out(json(bundle));
+  const bundle = must(await api.client.GET('/api/public/partner/v1/orders/{orderId}/results/{resultId}/fhir', { params: { path: { orderId, resultId }, query: { _pretty: 'true' } }, parseAs: 'text' }));
+  output.out(bundle);
   return 0;
 }
 

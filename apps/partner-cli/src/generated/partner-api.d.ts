@@ -341,7 +341,7 @@ export interface paths {
         };
         /**
          * Read one result version as FHIR R4
-         * @description The released version as a FHIR R4 `Bundle` (type `collection`): one `DiagnosticReport`, one `Observation` per observation and the `Specimen` when known. The response is the FHIR resource itself (`Content-Type: application/fhir+json; fhirVersion=4.0`), not the partner envelope; `X-Request-Id` is sent as on every route, and failures keep the partner error envelope and codes. Values are `valueString`, exactly as supplied; codes are in the laboratory’s own code system (no LOINC is ever derived); lineage is the status (`preliminary`, `final`, `corrected`, `amended`) with replaces/superseded-by links; the subject is your `external_subject_id` only. Validates against the R4 base definitions; no profile (US Core included) is claimed. Authorization is the result’s own: an unreleased, unknown or another client’s version is 404. Mapping: docs/fhir.md.
+         * @description The released version as a FHIR R4 `Bundle` (type `collection`): one `DiagnosticReport`, one `Observation` per observation and the `Specimen` when known. The response is the FHIR resource itself (`Content-Type: application/fhir+json; fhirVersion=4.0`), not the partner envelope; `X-Request-Id` is sent as on every route, and failures keep the partner error envelope and codes. FHIR JSON only: an `Accept` or `_format` that allows neither `application/fhir+json` nor `application/json` is 406 `not_acceptable`. Values are exactly as supplied: a plain decimal as `valueQuantity` (its digits as sent, the unit as supplied), anything else `valueString`; codes are in the laboratory’s own code system (no LOINC is ever derived); lineage is the status (`preliminary`, `final`, `corrected`, `amended`; in a correction only the changed observations are `corrected`) with replaces/superseded-by links; the DiagnosticReport and each Observation carry an identifier that is the same across versions, to update a FHIR store by; the subject is your `external_subject_id` only. Validates against the R4 base definitions; no profile (US Core included) is claimed. Authorization is the result’s own: an unreleased, unknown or another client’s version is 404. Mapping: docs/fhir.md.
          *
          *     Required scope: `results:read`.
          */
@@ -1198,7 +1198,7 @@ export interface components {
         };
         FhirIdentifier: {
             /** @enum {string} */
-            use?: "official" | "secondary";
+            use?: "usual" | "official" | "secondary";
             system: string;
             value: string;
             assigner?: {
@@ -1234,6 +1234,8 @@ export interface components {
              */
             resourceType: "Observation";
             extension?: components["schemas"]["FhirExtension"][];
+            /** @description The analyte of the order, the same in every version: update by it. */
+            identifier: components["schemas"]["FhirIdentifier"][];
             status: components["schemas"]["FhirResultStatus"];
             category: components["schemas"]["FhirCodeableConcept"][];
             code: components["schemas"]["FhirCodeableConcept"];
@@ -1242,7 +1244,9 @@ export interface components {
             effectiveDateTime?: string;
             /** @description FHIR `instant`: an ISO 8601 timestamp with time zone. */
             issued: string;
-            /** @description The value exactly as the laboratory supplied it, character for character. */
+            /** @description A value that is a plain decimal (with an optional `<`/`>` prefix), its digits exactly as supplied. */
+            valueQuantity?: components["schemas"]["FhirQuantity"];
+            /** @description Any other value exactly as the laboratory supplied it, character for character. */
             valueString?: string;
             valueBoolean?: boolean;
             dataAbsentReason?: components["schemas"]["FhirCodeableConcept"];
@@ -1254,6 +1258,21 @@ export interface components {
             referenceRange?: {
                 text: string;
             }[];
+        };
+        FhirQuantity: {
+            /** @description A FHIR decimal: a JSON number whose digits are exactly the supplied ones (`1.50` stays `1.50`). */
+            value: number;
+            /**
+             * @description The supplied value’s `<`/`>` prefix.
+             * @enum {string}
+             */
+            comparator?: "<" | "<=" | ">=" | ">";
+            /** @description The unit as supplied (`unit`, `units`), character for character. */
+            unit?: string;
+            /** @constant */
+            system?: "http://unitsofmeasure.org";
+            /** @description A UCUM code, only when the laboratory supplied one (`ucum_code`, `ucum`); never derived. */
+            code?: string;
         };
         /** @description The specimen the result was measured on, when known (FHIR R4 Specimen). */
         FhirSpecimen: {
@@ -3047,7 +3066,10 @@ export interface operations {
     };
     "results-fhir": {
         parameters: {
-            query?: never;
+            query?: {
+                _format?: string;
+                _pretty?: "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description Order identifier. */
@@ -3102,6 +3124,16 @@ export interface operations {
             };
             /** @description `not_found`: No such route, or no such resource for this key (unknown, ungranted, another tenant or environment, malformed id, unreleased result). */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `not_acceptable`: The response cannot be given in the media type asked for (`Accept`, or FHIR’s `_format`): the FHIR view answers JSON only. */
+            406: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

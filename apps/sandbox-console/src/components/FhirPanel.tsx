@@ -49,8 +49,10 @@ export function FhirPanel({ orderId, resultId, version, allowed }: { orderId: st
           {bundle.isSuccess && (
             <>
               <p className="muted small">
-                The same released version as FHIR R4 (<code>application/fhir+json; fhirVersion=4.0</code>): values in <code>valueString</code> exactly as supplied, codes
-                in the laboratory’s own code system (never LOINC), the subject as your <code>external_subject_id</code> only.
+                The same released version as FHIR R4 (<code>application/fhir+json; fhirVersion=4.0</code>): a plain decimal as <code>valueQuantity</code>, anything
+                else as <code>valueString</code>, codes in the laboratory’s own code system (never LOINC), the subject as your <code>external_subject_id</code> only. Shown
+                here as the browser parsed it, so a quantity’s trailing zeros (<code>1.50</code>) read <code>1.5</code>; the API’s own bytes keep the supplied
+                digits (the request below, as curl).
               </p>
               <pre className="json" tabIndex={0} aria-label={`FHIR Bundle of version ${version}`}>
                 {JSON.stringify(bundle.data, null, 2)}

@@ -9,6 +9,8 @@ const TRPC_CODES = {
   forbidden: 'FORBIDDEN',
   not_found: 'NOT_FOUND',
   report_not_modeled: 'NOT_FOUND',
+  // tRPC has no 406 code; its door answers JSON whatever was asked, so this only travels on REST.
+  not_acceptable: 'BAD_REQUEST',
   conflict: 'CONFLICT',
   payload_too_large: 'PAYLOAD_TOO_LARGE',
   unsupported_media_type: 'UNSUPPORTED_MEDIA_TYPE',

@@ -23,12 +23,13 @@ const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
 /**
  * The JSON of a success envelope (`{data, request_id, …}`), its `data` sent as rendered when it
  * was: text, or UTF-8 bytes when the data was rendered as bytes (a page of stored events is
- * copied from the database's rows into the response without being decoded).
+ * copied from the database's rows into the response without being decoded). `indent` indents
+ * a response that is not pre-rendered (FHIR's `_pretty=true`).
  */
-export function responseJson(envelope: unknown): string | Buffer {
+export function responseJson(envelope: unknown, indent?: number): string | Buffer {
   const data = envelope && typeof envelope === 'object' ? (envelope as { data?: unknown }).data : undefined;
   const json = data && typeof data === 'object' ? rendered.get(data) : undefined;
-  if (json === undefined) return JSON.stringify(envelope);
+  if (json === undefined) return JSON.stringify(envelope, null, indent);
   const outer = JSON.stringify({ ...(envelope as object), data: PLACEHOLDER });
   const at = outer.indexOf(PLACEHOLDER_JSON);
   const [before, after] = [outer.slice(0, at), outer.slice(at + PLACEHOLDER_JSON.length)];

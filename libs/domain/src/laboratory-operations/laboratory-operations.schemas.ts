@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { freeTextCharacters, INPUT_ISSUES, jsonHasUnstorableText, oneLineCharacters, timestampSchema } from '../common-schemas';
+import { freeTextCharacters, oneLineCharacters, timestampSchema } from '../common-schemas';
 import {
   exceptionCategorySchema,
   exceptionEntityTypeSchema,
@@ -7,7 +7,7 @@ import {
   exceptionSeveritySchema,
 } from '../exceptions/exceptions.schemas';
 import { RESULT_PROVENANCES } from '../results/results.schemas';
-import { numbersIn, observationNumberMessage } from './observation-text';
+import { numbersIn, observationNumberMessage, observationTextIssues } from './observation-text';
 
 /** Inputs of the laboratory operations (internal router, admin CLI, sandbox simulator). */
 
@@ -72,7 +72,9 @@ const observation = z
   .superRefine((o, ctx) => {
     for (const found of numbersIn(o)) ctx.addIssue({ code: 'custom', path: found.path, input: found.value, message: observationNumberMessage(found.value) });
   })
-  .refine((o) => !jsonHasUnstorableText(o), { message: 'NUL characters and unpaired UTF-16 surrogates cannot be stored.', params: { issue: INPUT_ISSUES.invalidCharacters } });
+  .superRefine((o, ctx) => {
+    for (const found of observationTextIssues(o)) ctx.addIssue({ code: 'custom', path: found.path, message: found.message, params: { issue: found.issue } });
+  });
 
 /** 5 MB of document, as base64. */
 const MAX_REPORT_BASE64 = Math.ceil((5 * 1024 * 1024 * 4) / 3) + 4;

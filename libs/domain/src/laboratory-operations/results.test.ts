@@ -111,8 +111,22 @@ describe('recording and releasing result versions', () => {
     ['a value sent as a JSON number', { observations: [{ analyte: 'Glucose', value: '98' }, { analyte: 'Potassium', value: 1.5 }] }, 'observations.1.value: must be a string, not the JSON number 1.5: send the value as the laboratory system printed it, e.g. "1.50"'],
     ['a number deep inside an observation', { observations: [{ analyte: 'K', value: '4.1', reference_interval: { low: 3.5, high: '5.1' }, replicates: ['4.1', 4.2] }] }, 'observations.0.reference_interval.low: must be a string'],
     ['a number among the replicates', { observations: [{ analyte: 'K', value: '4.1', replicates: ['4.1', 4.2] }] }, 'observations.0.replicates.1: must be a string, not the JSON number 4.2'],
+    // What FHIR R4's string cannot carry (the result's FHIR view), refused where it enters.
+    ['a vertical tab in a value', { observations: [{ analyte: 'K', value: '4.1\u000b' }] }, 'observations.0.value: must not hold control characters other than tab and line breaks'],
+    ['a form feed in a comment', { observations: [{ analyte: 'K', value: '4.1', comment: 'a\u000cb' }] }, 'observations.0.comment: must not hold control characters'],
+    ['an escape character in a name', { observations: [{ analyte: 'K\u001b[0m', value: '4.1' }] }, 'observations.0.analyte: must not hold control characters'],
+    ['a control character nested in an object', { observations: [{ analyte: 'K', instrument: { lane: ['B\u0002'] } }] }, 'observations.0.instrument.lane.0: must not hold control characters'],
+    ['a control character in a key', { observations: [{ analyte: 'K', 'unit\u0001': 'mmol/L' }] }, 'observations.0.unit\u0001: the field name must not hold control characters'],
+    ['a whitespace-only value', { observations: [{ analyte: 'K', value: '   ' }] }, 'observations.0.value: must have a character that is not whitespace'],
+    ['a whitespace-only key', { observations: [{ analyte: 'K', ' ': 'x' }] }, 'observations.0. : a field name must have a character that is not whitespace'],
+    ['a value over 1 MB', { observations: [{ analyte: 'K', comment: 'é'.repeat(512 * 1024 + 1) }] }, 'observations.0.comment: is over 1 MB'],
+    ['a nested value over 1 MB as JSON text', { observations: [{ analyte: 'K', raw: { text: 'x'.repeat(1024 * 1024) } }] }, 'observations.0.raw: is over 1 MB'],
   ])('the result input refuses %s', (_rule, overrides, message) => {
     expect(recordInputError({ ...resultBody(), ...overrides })).toContain(message);
+  });
+
+  it('the result input keeps tab and line breaks, an empty string and a value of exactly 1 MB', () => {
+    expect(recordInputError({ ...resultBody(), observations: [{ analyte: 'K', value: '4.1', comment: 'a\tb\r\nc', unit: '', note: 'x'.repeat(1024 * 1024) }] })).toBe('');
   });
 
   it('an in-process caller that skips the input schema still cannot store a number: refused as invalid, nothing stored', async () => {

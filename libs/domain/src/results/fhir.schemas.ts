@@ -15,12 +15,34 @@ const instant = z.string().meta({ description: 'FHIR `instant`: an ISO 8601 time
 
 export const fhirIdentifierSchema = z
   .object({
-    use: z.enum(['official', 'secondary']).optional(),
+    use: z.enum(['usual', 'official', 'secondary']).optional(),
     system: fhirString,
     value: fhirString,
     assigner: z.object({ display: fhirString }).optional(),
   })
   .meta({ id: 'FhirIdentifier' });
+
+/**
+ * A FHIR decimal written with the digits the laboratory supplied: JSON's own text for the number,
+ * through JSON.rawJSON, so `1.50` is `1.50` in the response bytes (JSON.stringify keeps raw text
+ * as it is). A parser reading it gets a number, as R4's JSON form says a decimal is.
+ */
+export type FhirDecimal = { readonly rawJSON: string };
+const rawJson = JSON as unknown as { rawJSON(text: string): FhirDecimal; isRawJSON(value: unknown): value is FhirDecimal };
+export const fhirDecimal = (digits: string): FhirDecimal => rawJson.rawJSON(digits);
+const fhirDecimalSchema = z
+  .custom<FhirDecimal>((value) => rawJson.isRawJSON(value), 'a FHIR decimal written as supplied')
+  .meta({ type: 'number', description: 'A FHIR decimal: a JSON number whose digits are exactly the supplied ones (`1.50` stays `1.50`).' });
+
+export const fhirQuantitySchema = z
+  .object({
+    value: fhirDecimalSchema,
+    comparator: z.enum(['<', '<=', '>=', '>']).optional().meta({ description: 'The supplied value’s `<`/`>` prefix.' }),
+    unit: fhirString.optional().meta({ description: 'The unit as supplied (`unit`, `units`), character for character.' }),
+    system: z.literal('http://unitsofmeasure.org').optional(),
+    code: fhirString.optional().meta({ description: 'A UCUM code, only when the laboratory supplied one (`ucum_code`, `ucum`); never derived.' }),
+  })
+  .meta({ id: 'FhirQuantity' });
 
 export const fhirCodingSchema = z.object({ system: fhirString, code: fhirString, display: fhirString.optional() }).meta({ id: 'FhirCoding' });
 
@@ -68,13 +90,15 @@ export const fhirObservationSchema = z
   .object({
     resourceType: z.literal('Observation'),
     extension: z.array(fhirExtensionSchema).optional(),
+    identifier: z.array(fhirIdentifierSchema).meta({ description: 'The analyte of the order, the same in every version: update by it.' }),
     status: fhirResultStatusSchema,
     category: z.array(fhirCodeableConceptSchema),
     code: fhirCodeableConceptSchema,
     subject: fhirReferenceSchema,
     effectiveDateTime: instant.optional(),
     issued: instant,
-    valueString: fhirString.optional().meta({ description: 'The value exactly as the laboratory supplied it, character for character.' }),
+    valueQuantity: fhirQuantitySchema.optional().meta({ description: 'A value that is a plain decimal (with an optional `<`/`>` prefix), its digits exactly as supplied.' }),
+    valueString: fhirString.optional().meta({ description: 'Any other value exactly as the laboratory supplied it, character for character.' }),
     valueBoolean: z.boolean().optional(),
     dataAbsentReason: fhirCodeableConceptSchema.optional(),
     interpretation: z.array(fhirCodeableConceptSchema).optional(),
@@ -141,3 +165,4 @@ export type FhirSpecimen = z.infer<typeof fhirSpecimenSchema>;
 export type FhirExtension = z.infer<typeof fhirExtensionSchema>;
 export type FhirCodeableConcept = z.infer<typeof fhirCodeableConceptSchema>;
 export type FhirReference = z.infer<typeof fhirReferenceSchema>;
+export type FhirIdentifier = z.infer<typeof fhirIdentifierSchema>;

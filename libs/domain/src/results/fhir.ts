@@ -1,18 +1,20 @@
 import { createHash } from 'node:crypto';
-import { and, asc, eq } from 'drizzle-orm';
+import { isDeepStrictEqual } from 'node:util';
+import { and, asc, eq, lt } from 'drizzle-orm';
 import { catalogItems, resultVersions, specimens, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import type { OrderRow, SpecimenRow } from '../orders/order-resource';
 import { findReleasedResult, type ResultRow } from './results';
 import type { ResultState } from './results.schemas';
-import type { FhirBundle, FhirCodeableConcept, FhirDiagnosticReport, FhirExtension, FhirObservation, FhirReference, FhirSpecimen } from './fhir.schemas';
+import { fhirDecimal, type FhirBundle, type FhirCodeableConcept, type FhirDiagnosticReport, type FhirExtension, type FhirIdentifier, type FhirObservation, type FhirReference, type FhirSpecimen } from './fhir.schemas';
 
 /**
  * The FHIR R4 view of one released result version (docs/fhir.md is the field-by-field mapping).
- * The rules of every other view hold: values go out as the supplied text (`valueString`, never a
- * quantity parsed from text), codes stay in the laboratory's own code system (no LOINC is ever
- * derived), lineage becomes status and replaces/superseded-by links, and the subject is the
- * partner's opaque identifier only — nothing personal is read here at all.
+ * The rules of every other view hold: values go out as supplied (a plain decimal as a
+ * `valueQuantity` whose JSON digits are the supplied ones, anything else `valueString`), codes
+ * stay in the laboratory's own code system (no LOINC is ever derived), lineage becomes status and
+ * replaces/superseded-by links, and the subject is the partner's opaque identifier only — nothing
+ * personal is read here at all.
  */
 
 type Reader = Pick<Database, 'select'>;
@@ -26,6 +28,10 @@ export const FHIR_SYSTEMS = {
   orderId: 'urn:lop:order-id',
   externalSubjectId: 'urn:lop:external-subject-id',
   resultVersion: (orderId: string) => `urn:lop:order:${orderId}:result-version`,
+  /** The report of an order, the same across its versions: what a FHIR store updates in place. */
+  orderReport: 'urn:lop:order-report',
+  /** An analyte of an order, the same across its versions (analyteKeys). */
+  orderObservation: (orderId: string) => `urn:lop:order:${orderId}:observation`,
   observationCode: (laboratoryId: string) => `urn:lop:laboratory:${laboratoryId}:observation-code`,
   testCode: (laboratoryId: string) => `urn:lop:laboratory:${laboratoryId}:test-code`,
   flag: (laboratoryId: string) => `urn:lop:laboratory:${laboratoryId}:flag`,
@@ -45,6 +51,7 @@ export const FHIR_EXTENSIONS = {
 const V3_INTERPRETATION = 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation';
 const DATA_ABSENT_REASON = 'http://terminology.hl7.org/CodeSystem/data-absent-reason';
 const DATA_ABSENT_EXTENSION = 'http://hl7.org/fhir/StructureDefinition/data-absent-reason';
+const UCUM = 'http://unitsofmeasure.org';
 const LABORATORY_CATEGORY: FhirCodeableConcept = {
   coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: 'laboratory', display: 'Laboratory' }],
 };
@@ -90,9 +97,27 @@ export const OBSERVATION_ROLES = {
   referenceInterval: ['reference_interval', 'reference_range', 'ref_range', 'range'],
   flag: ['abnormal_flag', 'flag', 'interpretation', 'abnormal_flags'],
   comment: ['comment', 'comments', 'note', 'notes'],
+  // Only beside a value that is a plain decimal (a valueQuantity): R4 has no unit beside a valueString.
+  unit: ['unit', 'units'],
+  ucum: ['ucum_code', 'ucum'],
 } as const;
 
 type Role = keyof typeof OBSERVATION_ROLES;
+
+/**
+ * A value a `valueQuantity` carries exactly: an optional comparator (R4's `<`, `<=`, `>=`, `>`),
+ * then a JSON number without exponent or leading zero. At most 18 digits, the precision R4 asks
+ * every system to keep; `092`, `1e3`, ` 7.0 ` or `12345678901234567890` stay `valueString`.
+ */
+const PLAIN_DECIMAL_VALUE = /^(<=|>=|<|>)?(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?)$/;
+const MAX_DECIMAL_DIGITS = 18;
+
+function plainDecimal(value: unknown): { comparator?: '<' | '<=' | '>=' | '>'; digits: string } | null {
+  if (typeof value !== 'string') return null;
+  const found = PLAIN_DECIMAL_VALUE.exec(value);
+  if (!found || found[2].replace(/[^0-9]/g, '').length > MAX_DECIMAL_DIGITS) return null;
+  return { ...(found[1] ? { comparator: found[1] as '<' | '<=' | '>=' | '>' } : {}), digits: found[2] };
+}
 
 /** FHIR's `code` type: no leading, trailing or repeated whitespace. */
 const FHIR_CODE = /^[^\s]+( [^\s]+)*$/;
@@ -116,6 +141,8 @@ export interface FhirSource {
   specimen: SpecimenRow | null;
   /** The released version that supersedes this one, if any. */
   supersededByResultId: string | null;
+  /** The order's released versions before this one, oldest first: what a correction changed is read from them. */
+  earlier: EarlierVersion[];
 }
 
 /** A supplied field FHIR has no element for, kept as it was sent (FHIR has no null and no empty string, so those are left out). */
@@ -143,16 +170,66 @@ export function observationRoles(supplied: Record<string, unknown>): Partial<Rec
     referenceInterval: nonEmpty,
     flag: nonEmpty,
     comment: nonEmpty,
+    unit: nonEmpty,
+    ucum: (v) => nonEmpty(v) && FHIR_CODE.test(v),
   };
   const roles: Partial<Record<Role, string>> = {};
   for (const role of Object.keys(OBSERVATION_ROLES) as Role[]) {
     const key = OBSERVATION_ROLES[role].find((k) => k in supplied && carries[role](supplied[k]));
     if (key) roles[role] = key;
   }
+  if (!roles.value || !plainDecimal(supplied[roles.value])) {
+    delete roles.unit;
+    delete roles.ucum;
+  }
   return roles;
 }
 
-export function toFhirObservation(supplied: Record<string, unknown>, common: { laboratoryId: string; status: FhirObservation['status']; subject: FhirReference; issued: string; effective?: string; specimen?: FhirReference }): FhirObservation {
+/**
+ * The laboratory's name for each analyte of a version: its code, else its name, else its place
+ * (`#3`); a name repeated within the version gets `#2`, `#3`… The same analyte of the same order
+ * has the same key in every version, so it is the Observation's identifier, and what a correction
+ * is compared on.
+ */
+export function analyteKeys(observations: readonly Record<string, unknown>[]): string[] {
+  const seen = new Map<string, number>();
+  return observations.map((supplied, index) => {
+    const roles = observationRoles(supplied);
+    const named = roles.code ?? roles.name;
+    const base = named ? (supplied[named] as string) : `#${index + 1}`;
+    const count = (seen.get(base) ?? 0) + 1;
+    seen.set(base, count);
+    return count === 1 ? base : `${base}#${count}`;
+  });
+}
+
+/** An earlier released version of the same order, as a correction is compared with it. */
+export interface EarlierVersion {
+  state: string;
+  observations: Record<string, unknown>[];
+}
+
+/**
+ * Each observation's status. A correction or amendment marks only the analytes it changed (R4:
+ * `corrected` is an Observation modified to correct an error; HL7 v2 sets OBX-11 = C on the changed
+ * OBX only): an analyte the same in every version since the last final (or partial) one is `final`.
+ * Comparing with all of them also catches a value corrected once and then put back.
+ */
+function observationStatuses(observations: readonly Record<string, unknown>[], status: FhirObservation['status'], earlier: readonly EarlierVersion[]): FhirObservation['status'][] {
+  if (status !== 'corrected' && status !== 'amended') return observations.map(() => status);
+  const sinceFinal = earlier.slice(Math.max(0, earlier.findLastIndex((v) => v.state !== 'corrected' && v.state !== 'amended')));
+  const byKey = sinceFinal.map((version) => {
+    const keys = analyteKeys(version.observations);
+    return new Map(keys.map((key, i) => [key, version.observations[i]]));
+  });
+  const keys = analyteKeys(observations);
+  return observations.map((supplied, i) => (byKey.length > 0 && byKey.every((version) => isDeepStrictEqual(version.get(keys[i]), supplied)) ? 'final' : status));
+}
+
+export function toFhirObservation(
+  supplied: Record<string, unknown>,
+  common: { laboratoryId: string; status: FhirObservation['status']; identifier: FhirIdentifier; subject: FhirReference; issued: string; effective?: string; specimen?: FhirReference },
+): FhirObservation {
   const roles = observationRoles(supplied);
   const of = (role: Role) => (roles[role] === undefined ? undefined : supplied[roles[role]]);
   const mapped = new Set(Object.values(roles));
@@ -169,6 +246,7 @@ export function toFhirObservation(supplied: Record<string, unknown>, common: { l
   const observation: FhirObservation = {
     resourceType: 'Observation',
     ...(extension.length > 0 ? { extension } : {}),
+    identifier: [common.identifier],
     status: common.status,
     category: [LABORATORY_CATEGORY],
     code:
@@ -179,7 +257,19 @@ export function toFhirObservation(supplied: Record<string, unknown>, common: { l
     ...(common.effective ? { effectiveDateTime: common.effective } : {}),
     issued: common.issued,
   };
-  if (typeof value === 'string') observation.valueString = value;
+  const decimal = plainDecimal(value);
+  if (decimal) {
+    const unit = of('unit') as string | undefined;
+    const ucum = of('ucum') as string | undefined;
+    observation.valueQuantity = {
+      // The supplied digits as the JSON number's own text: `1.50` stays `1.50` in the bytes.
+      value: fhirDecimal(decimal.digits),
+      ...(decimal.comparator ? { comparator: decimal.comparator } : {}),
+      ...(unit ? { unit } : {}),
+      // A UCUM code only when the laboratory supplied one: none is derived from the unit text.
+      ...(ucum ? { system: UCUM, code: ucum } : {}),
+    };
+  } else if (typeof value === 'string') observation.valueString = value;
   else if (typeof value === 'boolean') observation.valueBoolean = value;
   else observation.dataAbsentReason = { coding: [{ system: DATA_ABSENT_REASON, code: 'unknown', display: 'Unknown' }] };
   if (flag) observation.interpretation = [interpretationOf(flag, common.laboratoryId)];
@@ -191,7 +281,7 @@ export function toFhirObservation(supplied: Record<string, unknown>, common: { l
 
 const resultReference = (resultId: string): FhirReference => ({ type: 'DiagnosticReport', identifier: { system: FHIR_SYSTEMS.resultId, value: resultId } });
 
-export function toFhirBundle({ order, row, item, specimen, supersededByResultId }: FhirSource): FhirBundle {
+export function toFhirBundle({ order, row, item, specimen, supersededByResultId, earlier }: FhirSource): FhirBundle {
   if (row.status !== 'released' || row.version === null || !row.releasedAt) throw new Error(`result ${row.id} is not released`);
   const laboratoryId = order.laboratoryId;
   const status = FHIR_STATUS_OF_STATE[row.state as ResultState];
@@ -201,9 +291,20 @@ export function toFhirBundle({ order, row, item, specimen, supersededByResultId 
   const specimenUrl = specimen ? `urn:uuid:${specimen.id}` : null;
   const specimenReference = specimenUrl ? { reference: specimenUrl } : undefined;
 
-  const observations = (row.observations as Record<string, unknown>[]).map((supplied, index) => ({
+  const supplied = row.observations as Record<string, unknown>[];
+  const keys = analyteKeys(supplied);
+  const statuses = observationStatuses(supplied, status, earlier);
+  const observations = supplied.map((fields, index) => ({
     fullUrl: `urn:uuid:${nameUuid(`${row.id}/observation/${index}`)}`,
-    resource: toFhirObservation(supplied, { laboratoryId, status, subject, issued, effective, specimen: specimenReference }),
+    resource: toFhirObservation(fields, {
+      laboratoryId,
+      status: statuses[index],
+      identifier: { system: FHIR_SYSTEMS.orderObservation(order.id), value: keys[index] },
+      subject,
+      issued,
+      effective,
+      specimen: specimenReference,
+    }),
   }));
 
   const extension: FhirExtension[] = [{ url: FHIR_EXTENSIONS.critical, valueBoolean: row.isCritical }];
@@ -217,6 +318,7 @@ export function toFhirBundle({ order, row, item, specimen, supersededByResultId 
       { use: 'official', system: FHIR_SYSTEMS.resultId, value: row.id },
       { use: 'secondary', system: FHIR_SYSTEMS.resultVersion(order.id), value: String(row.version) },
       { use: 'secondary', system: FHIR_SYSTEMS.sourceResultId(laboratoryId), value: row.sourceResultId, assigner: { display: row.performingLaboratorySystem } },
+      { use: 'usual', system: FHIR_SYSTEMS.orderReport, value: order.id },
     ],
     basedOn: [{ type: 'ServiceRequest', identifier: { system: FHIR_SYSTEMS.orderId, value: order.id } }],
     status,
@@ -257,13 +359,18 @@ async function resultSpecimenOf(db: Reader, orderId: string): Promise<SpecimenRo
 /** GET /v1/orders/{orderId}/results/{resultId}/fhir — the same authorization as the result itself (findReleasedResult). */
 export async function getResultFhir(db: Database, caller: Caller, orderId: string, resultId: string): Promise<FhirBundle> {
   const { order, row } = await findReleasedResult(db, caller, orderId, resultId);
-  const [[item], specimen, [newer]] = await Promise.all([
+  const [[item], specimen, [newer], earlier] = await Promise.all([
     db.select({ labTestCode: catalogItems.labTestCode, name: catalogItems.name }).from(catalogItems).where(eq(catalogItems.id, order.itemId)),
     resultSpecimenOf(db, order.id),
     db
       .select({ id: resultVersions.id })
       .from(resultVersions)
       .where(and(eq(resultVersions.orderId, order.id), eq(resultVersions.supersedesResultId, row.id), eq(resultVersions.status, 'released'))),
+    db
+      .select({ state: resultVersions.state, observations: resultVersions.observations })
+      .from(resultVersions)
+      .where(and(eq(resultVersions.orderId, order.id), eq(resultVersions.status, 'released'), lt(resultVersions.version, row.version!)))
+      .orderBy(asc(resultVersions.version)),
   ]);
-  return toFhirBundle({ order, row, item, specimen, supersededByResultId: newer?.id ?? null });
+  return toFhirBundle({ order, row, item, specimen, supersededByResultId: newer?.id ?? null, earlier: earlier as EarlierVersion[] });
 }
