@@ -71,3 +71,32 @@ describe('a body over the 100 KB limit', () => {
     expect(sent).toBeLessThan(2 * DISCARD_LIMIT_BYTES);
   });
 });
+
+describe('a request the client aborts while sending its body', () => {
+  /** Headers and part of the body, then the client goes away. */
+  async function abortMidBody(path: string): Promise<void> {
+    const socket = connect(Number(new URL(api.url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"external_order_id":`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+  }
+
+  for (const path of DOORS) {
+    it(`${path}: is logged once, at info level, as 499 (the client's doing), never as a 500 with a stack`, async () => {
+      const since = api.log.lines.length;
+      await abortMidBody(path);
+      let lines: Record<string, any>[] = [];
+      for (let i = 0; i < 100 && !lines.some((line) => line.req?.path === path); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        lines = api.log.lines.slice(since);
+      }
+      // Anything else the abort writes would come at once.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      lines = api.log.lines.slice(since);
+      expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ level: 30, msg: 'request aborted', req: { method: 'POST', path }, res: { status: 499 } });
+    });
+  }
+});

@@ -13,7 +13,13 @@ export function jsonBody() {
   // than by the parser as "not valid JSON".
   const parse = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' });
   return (req: Request, res: Response, nextWithRaw: NextFunction) => {
-    const next = (error?: unknown) => (error === undefined ? nextWithRaw() : nextWithRaw(bodyParserError(error, req) ?? error));
+    const next = (error?: unknown) => {
+      if (error === undefined) return nextWithRaw();
+      // The client went away before its body arrived: there is no one to answer, and it is no
+      // failure of ours (the access log records it as 499).
+      if ((error as { type?: string }).type === 'request.aborted') return;
+      nextWithRaw(bodyParserError(error, req) ?? error);
+    };
     // A declared length over the limit is refused at once, before the body has arrived.
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
       discardBody(req, res);
