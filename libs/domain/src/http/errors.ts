@@ -9,6 +9,7 @@ const TRPC_CODES = {
   forbidden: 'FORBIDDEN',
   not_found: 'NOT_FOUND',
   report_not_modeled: 'NOT_FOUND',
+  method_not_allowed: 'METHOD_NOT_SUPPORTED',
   conflict: 'CONFLICT',
   payload_too_large: 'PAYLOAD_TOO_LARGE',
   unsupported_media_type: 'UNSUPPORTED_MEDIA_TYPE',
