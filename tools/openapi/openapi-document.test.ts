@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
@@ -168,5 +168,18 @@ describe('the document states what the API enforces: a generator or fuzzer that 
     expect(document.info.license?.name).toEqual(expect.any(String));
     expect(document.info.license.identifier ?? document.info.license.url).toEqual(expect.any(String));
     expect(document.info.contact?.name).toEqual(expect.any(String));
+  });
+});
+
+describe('report.retrieval_path, relative to base_url, while a generated client\'s base is the origin', () => {
+  it('the document says so where the field is described, with the prefix to put in front', () => {
+    const field = [...Object.entries(document.components.schemas)].flatMap(([name, schema]) => [...schemasUnder(schema, name)]).find(({ at }) => at.endsWith('.retrieval_path'));
+    expect(field?.schema.description).toContain(`{origin}${PARTNER_BASE_PATH}`);
+    expect(field?.schema.description).toContain(`origin + '${PARTNER_BASE_PATH}' + retrieval_path`);
+  });
+
+  it('docs/results-reports-exceptions.md shows how each generated client follows it', () => {
+    const page = readFileSync(join(PROJECT_ROOT, 'docs/results-reports-exceptions.md'), 'utf8');
+    for (const client of ['openapi-fetch', 'openapi-python-client', 'Postman', 'curl']) expect(page, client).toMatch(new RegExp(`${client}[^\\n]*\\n\\s+\`[^\\n]*retrieval_path`, 'i'));
   });
 });
