@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
@@ -110,4 +110,76 @@ describe('the OpenAPI document is complete enough for people and generators', ()
     expect(report.problems, JSON.stringify(report.problems, null, 1)).toEqual([]);
     expect(result.status).toBe(0);
   }, 60_000);
+});
+
+/** Every schema under `schema`, $refs followed once each, with where it sits. */
+function* schemasUnder(schema: any, at: string, seen = new Set<string>()): Generator<{ at: string; schema: any }> {
+  if (!schema || typeof schema !== 'object') return;
+  if (typeof schema.$ref === 'string') {
+    if (seen.has(schema.$ref)) return;
+    seen.add(schema.$ref);
+    const name = schema.$ref.replace('#/components/schemas/', '');
+    yield* schemasUnder(document.components.schemas[name], name, seen);
+    return;
+  }
+  yield { at, schema };
+  for (const [name, child] of Object.entries(schema.properties ?? {})) yield* schemasUnder(child, `${at}.${name}`, seen);
+  for (const key of ['items', 'additionalProperties', 'propertyNames']) if (schema[key]) yield* schemasUnder(schema[key], `${at}[${key}]`, seen);
+  for (const key of ['anyOf', 'oneOf', 'allOf']) for (const [i, child] of (schema[key] ?? []).entries()) yield* schemasUnder(child, `${at}/${key}${i}`, seen);
+}
+
+/** The schema of every value a request carries: parameters and JSON bodies. */
+function* requestSchemas(): Generator<{ at: string; schema: any; in?: string }> {
+  for (const { route, operation } of operations) {
+    // A header's characters are HTTP's to refuse, before the API sees them.
+    for (const parameter of (operation.parameters ?? []).filter((p: any) => p.in !== 'header')) for (const found of schemasUnder(parameter.schema, `${route} ${parameter.in} ${parameter.name}`)) yield { ...found, in: parameter.in };
+    const body = operation.requestBody?.content?.['application/json']?.schema;
+    if (body) yield* schemasUnder(body, `${route} body`);
+  }
+}
+
+/** Formats whose values hold no control character, so the format states the rule. */
+const CHARACTER_SAFE_FORMATS = new Set(['uuid', 'date-time', 'date', 'uri', 'email']);
+const patternsOf = (schema: any): string[] => [schema.pattern, ...(schema.allOf ?? []).map((part: any) => part.pattern)].filter(Boolean);
+
+describe('the document states what the API enforces: a generator or fuzzer that trusts it is never refused', () => {
+  it('every request string states, as a pattern, the characters it refuses (400 invalid_characters)', () => {
+    const silent = [...requestSchemas()]
+      .filter(({ schema }) => schema.type === 'string' && !schema.enum && schema.const === undefined && !CHARACTER_SAFE_FORMATS.has(schema.format))
+      .filter(({ schema }) => !patternsOf(schema).some((pattern) => !new RegExp(pattern, 'u').test('a\u0000b') && !new RegExp(pattern, 'u').test('a\u001bb')))
+      .map(({ at }) => at);
+    expect(silent).toEqual([]);
+  });
+
+  it('a query parameter refused when empty (400 empty_value) says minLength 1', () => {
+    const query = [...requestSchemas()].filter((found) => found.in === 'query' && found.schema.type === 'string' && !found.schema.enum);
+    expect(query.length).toBeGreaterThan(0);
+    const refusesEmpty = (schema: any) => schema.minLength >= 1 || patternsOf(schema).some((pattern) => !new RegExp(pattern, 'u').test(''));
+    expect(query.filter(({ schema }) => !refusesEmpty(schema)).map(({ at }) => at)).toEqual([]);
+  });
+
+  it('uses only formats JSON Schema and OpenAPI define', () => {
+    const STANDARD = new Set(['date-time', 'date', 'time', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uri-reference', 'uuid', 'regex', 'int32', 'int64', 'float', 'double', 'byte', 'binary', 'password']);
+    const all = Object.entries(document.components.schemas).flatMap(([name, schema]) => [...schemasUnder(schema, name)]);
+    expect(all.filter(({ schema }) => typeof schema.format === 'string' && !STANDARD.has(schema.format)).map(({ at, schema }) => `${at}: ${schema.format}`)).toEqual([]);
+  });
+
+  it('names its licence and a contact', () => {
+    expect(document.info.license?.name).toEqual(expect.any(String));
+    expect(document.info.license.identifier ?? document.info.license.url).toEqual(expect.any(String));
+    expect(document.info.contact?.name).toEqual(expect.any(String));
+  });
+});
+
+describe('report.retrieval_path, relative to base_url, while a generated client\'s base is the origin', () => {
+  it('the document says so where the field is described, with the prefix to put in front', () => {
+    const field = [...Object.entries(document.components.schemas)].flatMap(([name, schema]) => [...schemasUnder(schema, name)]).find(({ at }) => at.endsWith('.retrieval_path'));
+    expect(field?.schema.description).toContain(`{origin}${PARTNER_BASE_PATH}`);
+    expect(field?.schema.description).toContain(`origin + '${PARTNER_BASE_PATH}' + retrieval_path`);
+  });
+
+  it('docs/results-reports-exceptions.md shows how each generated client follows it', () => {
+    const page = readFileSync(join(PROJECT_ROOT, 'docs/results-reports-exceptions.md'), 'utf8');
+    for (const client of ['openapi-fetch', 'openapi-python-client', 'Postman', 'curl']) expect(page, client).toMatch(new RegExp(`${client}[^\\n]*\\n\\s+\`[^\\n]*retrieval_path`, 'i'));
+  });
 });

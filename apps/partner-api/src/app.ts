@@ -20,7 +20,7 @@ import { accessLog } from './http/access-log';
 import { bodyParserError, jsonBody, MAX_BODY_BYTES } from './http/body';
 import { healthProbes } from './http/health-probes';
 import { withPartnerDispatcher } from './http/partner-dispatcher';
-import { partnerRest } from './http/partner-rest';
+import { partnerMethods, partnerRest } from './http/partner-rest';
 import { GUIDES_PATH, partnerGuides } from './http/guides';
 import { openApiDocumentHandler, publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
@@ -104,7 +104,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   app.use(GUIDES_PATH, partnerGuides());
 
   const partnerMiddlewares = [utf8Query(), jsonBody()];
-  app.use(PARTNER_BASE_PATH, ...partnerMiddlewares, partnerRest((req, res) => createContext(req, res, 'rest'), logger));
+  app.use(PARTNER_BASE_PATH, partnerMethods(logger), ...partnerMiddlewares, partnerRest((req, res) => createContext(req, res, 'rest'), logger));
 
   // The sandbox console talks tRPC to the same procedures, with the same keys, guard and body limit.
   app.use(

@@ -28,13 +28,21 @@ describe('every failure path answers the one error envelope', () => {
       ['GET', '/api/public/partner'],
       ['GET', '/'],
       ['GET', '/v1/health'],
-      ['POST', '/api/public/partner/v1/health'],
-      ['DELETE', '/api/public/partner/v1/programs'],
-      ['PATCH', '/api/public/partner/v1/subjects/s-1'],
       ['POST', '/api/public/partner-openapi'],
     ])('%s %s', async (method, path) => {
       const response = await api.fetch(method, path, { key, json: method === 'GET' || method === 'DELETE' ? undefined : {} });
       expectError(response, 404, 'not_found');
+    });
+
+    // A route that exists but does not answer the method (RFC 9110 §15.5.6).
+    it.each([
+      ['POST', '/api/public/partner/v1/health', 'GET, HEAD'],
+      ['DELETE', '/api/public/partner/v1/programs', 'GET, HEAD'],
+      ['PATCH', '/api/public/partner/v1/subjects/s-1', 'PUT'],
+    ])('%s %s: 405 method_not_allowed, Allow: %s', async (method, path, allow) => {
+      const response = await api.fetch(method, path, { key, json: method === 'DELETE' ? undefined : {} });
+      expectError(response, 405, 'method_not_allowed');
+      expect(response.headers.get('allow')).toBe(allow);
     });
 
     it('an unknown route without a key is still 404 in the envelope', async () => {

@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   forbidden: { status: 403, description: 'The API key is valid but lacks the scope this endpoint needs.' },
   not_found: { status: 404, description: 'No such route, or no such resource for this key (unknown, ungranted, another tenant or environment, malformed id, unreleased result).' },
   report_not_modeled: { status: 404, description: 'The result is released but the laboratory supplied no canonical report document; no report is fabricated.' },
+  method_not_allowed: { status: 405, description: 'The route does not answer this method; the Allow header lists the methods it does.' },
   not_acceptable: { status: 406, description: 'The response cannot be given in the media type asked for (`Accept`, or FHIR’s `_format`): the FHIR view answers JSON only.' },
   conflict: { status: 409, description: 'The request conflicts with current state; details[0].issue names which conflict.' },
   payload_too_large: { status: 413, description: 'The request body is larger than the service accepts.' },

@@ -4,31 +4,54 @@ import { z } from 'zod';
 export const INPUT_ISSUES = { invalidCharacters: 'invalid_characters', outOfRange: 'out_of_range' } as const;
 
 /**
- * What no partner text may carry. NUL cannot be stored in PostgreSQL text at all; the other C0
- * controls and DEL have no place in an identifier or a one-line value (they corrupt logs, exports
- * and terminals downstream); a lone UTF-16 surrogate has no UTF-8 form, so it would be stored as
- * U+FFFD and the value would no longer be exactly as supplied.
+ * What partner text may be, as whole-value patterns; the published document states them as each
+ * string's `pattern`, so a client that follows it is never refused. No C0 control and no DEL: NUL
+ * cannot be stored in PostgreSQL text at all, and the others have no place in an identifier or a
+ * one-line value (they corrupt logs, exports and terminals downstream). No lone UTF-16 surrogate
+ * (only pairs): it has no UTF-8 form, so it would be stored as U+FFFD and the value would no longer
+ * be exactly as supplied. Written without the `u` flag, so they mean the same with it (JSON Schema
+ * validators) and without.
  */
-// eslint-disable-next-line no-control-regex -- control characters are what this matches
-const REFUSED_IN_ONE_LINE = /[\u0000-\u001f\u007f]|\p{Cs}/u;
-/** Free text keeps tab, line feed and carriage return; every other control character is refused. */
-// eslint-disable-next-line no-control-regex -- control characters are what this matches
-const REFUSED_IN_FREE_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|\p{Cs}/u;
+// eslint-disable-next-line no-control-regex -- control characters are what this excludes
+export const ONE_LINE_TEXT = /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
+/** Free text also keeps tab, line feed and carriage return. */
+// eslint-disable-next-line no-control-regex -- control characters are what this excludes
+export const FREE_TEXT = /^(?:[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
 
 /** True when `text` holds a character partner text may not carry (see above). */
 export function hasRefusedCharacter(text: string, { multiline = false }: { multiline?: boolean } = {}): boolean {
-  return (multiline ? REFUSED_IN_FREE_TEXT : REFUSED_IN_ONE_LINE).test(text);
+  return !(multiline ? FREE_TEXT : ONE_LINE_TEXT).test(text);
+}
+
+/**
+ * A refinement that states its rule as the JSON Schema `pattern` of every string it is attached to.
+ * Zod's own string checks put their pattern in the schema's bag when attached, where its JSON
+ * Schema output reads it (third-party contributions included); a refinement names none, so it is
+ * added the same way. The refinement itself still judges, with its own issue name.
+ */
+function statingPattern<T extends z.core.$ZodCheck<string>>(check: T, pattern: RegExp): T {
+  check._zod.onattach.push((schema) => {
+    const bag = schema._zod.bag as { patterns?: Set<RegExp> };
+    (bag.patterns ??= new Set()).add(pattern);
+  });
+  return check;
 }
 
 /** The character rule as a Zod check, for string schemas that need their own shape (e.g. trimmed). */
-export const oneLineCharacters = z.refine<string>((text) => !hasRefusedCharacter(text), {
-  message: 'Control characters (including NUL) and unpaired UTF-16 surrogates are not accepted.',
-  params: { issue: INPUT_ISSUES.invalidCharacters },
-});
-export const freeTextCharacters = z.refine<string>((text) => !hasRefusedCharacter(text, { multiline: true }), {
-  message: 'Control characters other than tab and line breaks (including NUL) and unpaired UTF-16 surrogates are not accepted.',
-  params: { issue: INPUT_ISSUES.invalidCharacters },
-});
+export const oneLineCharacters = statingPattern(
+  z.refine<string>((text) => ONE_LINE_TEXT.test(text), {
+    message: 'Control characters (including NUL) and unpaired UTF-16 surrogates are not accepted.',
+    params: { issue: INPUT_ISSUES.invalidCharacters },
+  }),
+  ONE_LINE_TEXT,
+);
+export const freeTextCharacters = statingPattern(
+  z.refine<string>((text) => FREE_TEXT.test(text), {
+    message: 'Control characters other than tab and line breaks (including NUL) and unpaired UTF-16 surrogates are not accepted.',
+    params: { issue: INPUT_ISSUES.invalidCharacters },
+  }),
+  FREE_TEXT,
+);
 
 /**
  * Every partner string that is stored or queried goes through one of these two, so PostgreSQL

@@ -52,7 +52,7 @@ describe('access log', () => {
     expect(line).toMatchObject({ level: 50, msg: 'request failed', res: { status: 500 } });
   });
 
-  it('a request the client abandons is logged as aborted, once', async () => {
+  it('a request the client abandons is logged as aborted, once, at info level with status 499', async () => {
     const before = lines.length;
     await new Promise<void>((resolve) => {
       const req = request(`${origin}/hang`);
@@ -62,7 +62,7 @@ describe('access log', () => {
     for (let i = 0; i < 50 && lines.length === before; i++) await new Promise((r) => setTimeout(r, 10));
     const aborted = lines.slice(before);
     expect(aborted).toHaveLength(1);
-    expect(aborted[0]).toMatchObject({ level: 40, msg: 'request aborted', req: { method: 'GET', path: '/hang' } });
+    expect(aborted[0]).toMatchObject({ level: 30, msg: 'request aborted', req: { method: 'GET', path: '/hang' }, res: { status: 499 } });
     expect(aborted[0].request_id).toMatch(/^req_[0-9a-f]{24}$/);
   });
 

@@ -2,6 +2,9 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { requestIdOf } from './request-id';
 
+/** The status logged for a request the client abandoned (nginx's "client closed request"). */
+const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * One JSON line per request with its request_id, method, path (never the query string, headers
  * or body), status and duration. Written here rather than with pino-http: its per-request child
@@ -26,10 +29,11 @@ export function accessLog(logger: Logger) {
       if (res.statusCode >= 500) log.error(line(), 'request failed');
       else log.info(line(), 'request completed');
     };
-    // The client went away before the response was complete.
+    // The client went away before the response was complete: its doing, not a failure of ours,
+    // whatever status an answer nobody reads was given.
     const onClose = () => {
       res.off('finish', onFinish);
-      log.warn(line(), 'request aborted');
+      log.info({ ...line(), res: { status: CLIENT_CLOSED_REQUEST } }, 'request aborted');
     };
     res.once('finish', onFinish);
     res.once('close', onClose);

@@ -13,11 +13,16 @@ export function jsonBody() {
   // than by the parser as "not valid JSON".
   const parse = express.json({ limit: MAX_BODY_BYTES, strict: false, type: 'application/json' });
   return (req: Request, res: Response, nextWithRaw: NextFunction) => {
-    const next = (error?: unknown) => (error === undefined ? nextWithRaw() : nextWithRaw(bodyParserError(error, req) ?? error));
-    // A declared length over the limit is refused at once; the connection closes rather than
-    // reading (and discarding) whatever the client still means to send.
+    const next = (error?: unknown) => {
+      if (error === undefined) return nextWithRaw();
+      // The client went away before its body arrived: there is no one to answer, and it is no
+      // failure of ours (the access log records it as 499).
+      if ((error as { type?: string }).type === 'request.aborted') return;
+      nextWithRaw(bodyParserError(error, req) ?? error);
+    };
+    // A declared length over the limit is refused at once, before the body has arrived.
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-      res.setHeader('Connection', 'close');
+      discardBody(req, res);
       return next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
     }
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -39,6 +44,35 @@ export function jsonBody() {
       next();
     });
   };
+}
+
+/**
+ * How much of a refused body is still read, and dropped, after the answer. A connection closed
+ * while the client is still sending is reset, and the client's next write fails (EPIPE) before it
+ * has read the answer; reading on, as nginx's lingering close does, lets it read the 413. The
+ * bounds (nginx's lingering_time for the time) keep a client that never stops from holding the
+ * connection; past them it is closed after all.
+ */
+export const DISCARD_LIMIT_BYTES = 16 * 1024 * 1024;
+export const DISCARD_LIMIT_MS = 30_000;
+
+function discardBody(req: Request, res: Response): void {
+  let bytes = 0;
+  let closing = false;
+  const close = () => {
+    if (closing) return;
+    closing = true;
+    // Only once the answer is out: a socket destroyed with the answer still queued drops it.
+    if (res.writableFinished) req.socket.destroy();
+    else res.once('finish', () => req.socket.destroy());
+  };
+  const timer = setTimeout(close, DISCARD_LIMIT_MS).unref();
+  req.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > DISCARD_LIMIT_BYTES) close();
+  });
+  req.once('end', () => clearTimeout(timer));
+  req.once('close', () => clearTimeout(timer));
 }
 
 /** No partner body nests deeper than a few levels; 32 leaves ample room. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTNER_BASE_PATH } from '@lop/domain';
+import { expectError } from '../testing/expect-envelope';
 import { connectFixtures, startTestApi, type RequestOptions, type TestApi, type TestResponse } from '../testing/harness';
 import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
 import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
@@ -54,8 +55,9 @@ function comparable(response: TestResponse) {
   return { status: response.status, headers, text };
 }
 
-async function bothWays(method: string, path: string, options: RequestOptions = {}) {
-  expect(match(method, PARTNER_BASE_PATH + path), `the dispatcher takes ${method} ${path}`).not.toBeNull();
+/** `taken`: whether the dispatcher takes the call (those it leaves go to express both ways). */
+async function bothWays(method: string, path: string, options: RequestOptions = {}, taken = true) {
+  expect(match(method, PARTNER_BASE_PATH + path) !== null, `the dispatcher takes ${method} ${path}: ${taken}`).toBe(taken);
   expect(match(method, OTHER_WAY + path), `express takes ${method} ${OTHER_WAY}${path}`).toBeNull();
   const dispatched = await api.fetch(method, PARTNER_BASE_PATH + path, options);
   const throughExpress = await api.fetch(method, OTHER_WAY + path, options);
@@ -134,8 +136,46 @@ describe('partner calls answer the same through the dispatcher and through expre
     for (const target of ['/v1/orders/a\\b', '/v1/./orders', '/v1/orders/%2e%2e', '/v1/orders/x#y', '/v1/orders/<x>', '/v1/orders/x?a=<b>']) {
       expect(match('GET', PARTNER_BASE_PATH + target), target).toBeNull();
     }
-    expect(match('HEAD', `${PARTNER_BASE_PATH}/v1/health`)).toBeNull();
     expect(match('GET', `${PARTNER_BASE_PATH}/v1/nothing-here`)).toBeNull();
     expect(match('GET', `${PARTNER_BASE_PATH}/v1/orders/${randomUUID()}`)).not.toBeNull();
+  });
+});
+
+describe('methods, as RFC 9110 has them, the same through the dispatcher and through express', () => {
+  it('HEAD wherever GET works (§9.1): the GET\'s status and headers, no body', async () => {
+    for (const path of ['/v1/health', `/v1/orders/${orderId}`, `/v1/orders/${orderId}/results`, '/v1/events?limit=1', `/v1/programs/${tenant.sandbox.program.id}`]) {
+      const head = await bothWays('HEAD', path, { key });
+      const get = await api.call('GET', path, { key });
+      expect(head.status, path).toBe(200);
+      expect(head.text).toBe('');
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    }
+    expect((await bothWays('HEAD', `/v1/orders/${randomUUID()}`, { key })).status).toBe(404);
+    expect((await bothWays('HEAD', '/v1/events?limit=', { key })).status).toBe(400);
+    const unauthenticated = await bothWays('HEAD', '/v1/health');
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(unauthenticated.text).toBe('');
+  });
+
+  it('a method the route does not answer: 405 method_not_allowed with Allow (§15.5.6), before its body or key is read', async () => {
+    const cases = [
+      ['PUT', '/v1/health', 'GET, HEAD'],
+      ['DELETE', `/v1/orders/${orderId}`, 'GET, HEAD'],
+      ['POST', '/v1/events', 'GET, HEAD'],
+      ['GET', '/v1/orders', 'POST'],
+      ['HEAD', `/v1/orders/${orderId}/cancel`, 'POST'],
+      ['PATCH', `/v1/subjects/${subject}`, 'PUT'],
+      ['OPTIONS', '/v1/serviceability', 'POST'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const body = method === 'GET' || method === 'HEAD' ? {} : { rawBody: '{"oops"', headers: { 'content-type': 'application/json' } };
+      const response = await bothWays(method, path, body, false);
+      expect(response.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      if (method === 'HEAD') expect(response.status).toBe(405);
+      else expect(expectError(response, 405, 'method_not_allowed').message).toContain(method);
+    }
+    // No route at all is still 404.
+    expectError(await bothWays('DELETE', '/v1/nothing-here', {}, false), 404, 'not_found');
   });
 });

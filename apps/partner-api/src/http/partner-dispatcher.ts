@@ -3,7 +3,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { getBody, getErrorFromUnknown, getQuery, normalizePath } from 'trpc-to-openapi';
 import { errorBodyFor, responseJson, type RequestContext } from '@lop/domain';
-import { decodePathParams, inputShapeOf, partnerRoutes, queryRefusal, type PartnerRoute } from './partner-routes';
+import { decodePathParams, inputShapeOf, partnerRoutes, queryRefusal, routingMethod, type PartnerRoute } from './partner-routes';
 import { requestIdOf } from './request-id';
 import { logIfUnexpected, writeErrorEnvelope } from './send-error';
 
@@ -46,8 +46,8 @@ const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|\?|$)/i;
  * URL, a fetch Request (for an abort signal nobody reads) and a caller proxy per call, and our
  * decoding proxy around that. About half of a small GET's CPU went there.
  *
- * Requests it does not take (another path, a method no procedure answers, an unusual spelling)
- * go through express and trpc-to-openapi as before (partner-rest.ts); a test compares both routes.
+ * Requests it does not take (another path, a method the path's routes do not answer, an unusual
+ * spelling) go through express and trpc-to-openapi as before (partner-rest.ts); a test compares both routes.
  */
 export function withPartnerDispatcher(app: Express, options: PartnerDispatcherOptions): Express {
   const match = partnerCallMatcher(options.basePath);
@@ -102,7 +102,7 @@ export function partnerCallMatcher(basePath: string): (method: string, url: stri
   const prefix = `${basePath}/`;
   return (method, url) => {
     if (!url.startsWith(prefix) || !PLAIN_TARGET.test(url) || DOT_SEGMENT.test(url)) return null;
-    const routes = byMethod.get(method);
+    const routes = byMethod.get(routingMethod(method));
     if (!routes) return null;
     const end = url.indexOf('?');
     const path = normalizePath((end === -1 ? url : url.slice(0, end)).slice(basePath.length));

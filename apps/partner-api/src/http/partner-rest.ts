@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { createOpenApiNodeHttpHandler, normalizePath } from 'trpc-to-openapi';
 import { errorBodyFor, partnerRouter, type ErrorResponse, type RequestContext } from '@lop/domain';
-import { decodePathParams, partnerRoutes, queryRefusal } from './partner-routes';
+import { decodePathParams, methodNotAllowed, methodsAnswering, partnerRoutes, queryRefusal, routingMethod } from './partner-routes';
 import { logIfUnexpected, sendError, writeErrorEnvelope } from './send-error';
 import { requestIdOf } from './request-id';
 
@@ -41,10 +41,30 @@ export function partnerRest(createContext: (req: Request, res: Response) => Requ
   return (req: Request, res: Response, next: NextFunction) => {
     const url = new URL(req.url, 'http://localhost');
     const path = normalizePath(url.pathname);
-    const acceptsBody = routes.some((route) => route.acceptsBody && route.method === req.method && route.pattern.test(path));
+    const method = routingMethod(req.method);
+    const acceptsBody = routes.some((route) => route.acceptsBody && route.method === method && route.pattern.test(path));
     const refusal = queryRefusal(url.search, acceptsBody);
     if (refusal) return sendError(res, refusal, logger);
-    void handler(req, res, next);
+    if (method === req.method) return void handler(req, res, next);
+    // A HEAD, run as its GET: trpc-to-openapi routes no HEAD, and reads the method once, as it
+    // starts. Node sends no body in answer to a HEAD whatever is written.
+    req.method = method;
+    const running = handler(req, res, next);
+    req.method = 'HEAD';
+    void running;
+  };
+}
+
+/**
+ * A partner path whose routes do not answer the request's method: 405 with Allow, before its body
+ * or its key is read. On express's route only: the dispatcher takes only calls a route answers.
+ */
+export function partnerMethods(logger: Logger) {
+  const answering = methodsAnswering(partnerRoutes());
+  return (req: Request, res: Response, next: NextFunction) => {
+    const allowed = answering(normalizePath(new URL(req.url, 'http://localhost').pathname));
+    if (allowed.length === 0 || allowed.includes(req.method)) return next();
+    sendError(res, methodNotAllowed(req.method, allowed), logger);
   };
 }
 

@@ -55,6 +55,27 @@ export function partnerRoutes(): PartnerRoute[] {
   return routes;
 }
 
+/** HEAD is answered wherever GET is, as GET without the body (RFC 9110 §9.1): it is routed as GET. */
+export const routingMethod = (method: string): string => (method === 'HEAD' ? 'GET' : method);
+
+/**
+ * The methods a path (below the base path, normalized) answers, for the Allow header of a 405
+ * (RFC 9110 §15.5.6): its routes' methods, HEAD with GET; empty when no route has the path.
+ */
+export function methodsAnswering(routes: readonly PartnerRoute[]): (path: string) => string[] {
+  return (path) => {
+    const methods = new Set<string>(routes.filter((route) => route.pattern.test(path)).map((route) => route.method));
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods];
+  };
+}
+
+/** The 405 for a route that exists but does not answer `method`. */
+export function methodNotAllowed(method: string, allowed: readonly string[]): PartnerError {
+  const allow = allowed.join(', ');
+  return new PartnerError('method_not_allowed', `This route does not answer ${method}; it answers ${allow}.`, { headers: { Allow: allow } });
+}
+
 export interface InputShape {
   /** z.void() and the like: the procedure gets no input at all. */
   likeVoid: boolean;

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { getPathRegExp, normalizePath, forEachOpenApiProcedure } from 'trpc-to-openapi';
 import { OPENAPI_PATH, PARTNER_BASE_PATH, partnerRouter, type ProcedureMeta } from '@lop/domain';
+import { routingMethod } from './partner-routes';
 
 /**
  * Request duration by route and status (Prometheus). The route label is the partner route's
@@ -25,7 +26,8 @@ export function requestMetrics(registry: Registry) {
     const path = req.originalUrl.split('?')[0];
     if (path.startsWith(`${PARTNER_BASE_PATH}/`)) {
       const below = normalizePath(path.slice(PARTNER_BASE_PATH.length));
-      return routes.find((r) => r.method === req.method && r.pattern.test(below))?.template ?? 'unmatched';
+      const method = routingMethod(req.method);
+      return routes.find((r) => r.method === method && r.pattern.test(below))?.template ?? 'unmatched';
     }
     if (path === '/livez' || path === '/readyz' || path === OPENAPI_PATH) return path;
     if (path.startsWith('/api/trpc/')) return '/api/trpc';

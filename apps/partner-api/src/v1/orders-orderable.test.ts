@@ -54,12 +54,13 @@ const pick = (values: Record<string, string>, fields: string[]) => Object.fromEn
 function requestFromProfile(profile: any, base: Record<string, unknown>, region?: string): Record<string, any> {
   const request: Record<string, any> = { ...base, collection: profile.collection.methods[0] };
   if (region) request.region = region;
+  // The billing facet says which value; order.required_fields lists billing_mode too (checked below).
+  if (profile.billing.mode_required) request.billing_mode = profile.billing.accepted_modes[0];
   for (const field of profile.order.required_fields) expect(request, `profile requires order field ${field}`).toHaveProperty(field);
   if (profile.subject.required_patient_fields.length > 0) request.patient = pick(PATIENT, profile.subject.required_patient_fields);
   if (profile.provider.requirement === 'required') request.ordering_provider = pick(PROVIDER, profile.provider.required_fields);
   const required = profile.aoe.questions.filter((q: any) => q.required);
   if (required.length > 0) request.aoe_answers = required.map((q: any) => ({ question_key: q.question_key, answer: validAnswer(q) }));
-  if (profile.billing.mode_required) request.billing_mode = profile.billing.accepted_modes[0];
   return request;
 }
 
@@ -88,7 +89,8 @@ function removals(profile: any, request: Record<string, any>): { what: string; r
       request: without((r) => (r.aoe_answers = r.aoe_answers.filter((a: any) => a.question_key !== question.question_key))),
     });
   }
-  if (profile.billing.mode_required) list.push({ what: 'billing_mode', field: 'billing_mode', request: without((r) => delete r.billing_mode) });
+  // A required billing mode is one of the order's required fields.
+  expect(profile.order.required_fields.includes('billing_mode')).toBe(profile.billing.mode_required);
   return list;
 }
 

@@ -128,6 +128,14 @@ describe('GET /v1/programs/{programId}/requirements', () => {
     expect(data.billing.mode_required).toBe(true);
   });
 
+  it('a required billing mode is one of order.required_fields: the two facets never disagree', async () => {
+    const data = await get(layered, '?region=US-NY');
+    expect(data.billing.mode_required).toBe(true);
+    expect(data.order.required_fields).toEqual(['external_order_id', 'collection', 'billing_mode']);
+    // Without it, the program-wide profile requires no billing mode and lists none.
+    expect((await get(layered, '?region=US-CA')).order.required_fields).toEqual(['external_order_id', 'collection']);
+  });
+
   it('a region with no profile of its own falls back to the program-wide profile', async () => {
     const data = await get(layered, '?region=US-CA');
     expect(data.clinical.requirement_id).toBe(profiles.program);

@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * Read report availability
-         * @description When the laboratory supplied a report document for this released version: `report.available` true and a `retrieval_path` (relative to base_url). A call issues a retrieval record on the server, for this API key only, valid for five minutes (a repeated call while more than half of a record’s five minutes is left answers that same record); the path names that record and carries no signature or token. Following it needs the same `Authorization` and re-runs every check of the result itself. No permanent, signed or shareable link exists. Without a document: 404 `report_not_modeled` — no report is ever fabricated. An unreleased or unknown version is 404 `not_found`.
+         * @description When the laboratory supplied a report document for this released version: `report.available` true and a `retrieval_path`, relative to base_url (which ends in `/api/public/partner`; a generated client takes the bare origin as its base URL, so prefix that to the path). A call issues a retrieval record on the server, for this API key only, valid for five minutes (a repeated call while more than half of a record’s five minutes is left answers that same record); the path names that record and carries no signature or token. Following it needs the same `Authorization` and re-runs every check of the result itself. No permanent, signed or shareable link exists. Without a document: 404 `report_not_modeled` — no report is ever fabricated. An unreleased or unknown version is 404 `not_found`.
          *
          *     Required scope: `results:read`.
          */
@@ -1301,7 +1301,7 @@ export interface components {
                 available: boolean;
                 state: components["schemas"]["ReportState"];
                 reason: string;
-                /** @description Relative to base_url; names a retrieval record issued on the server to the API key that asked. Valid for five minutes, only with that same key in `Authorization`, and re-checked on use (key, client, program, environment, order, released version). It carries no signature or token: not a permanent, signed or shareable link. */
+                /** @description Relative to base_url (`{origin}/api/public/partner`), so it starts with `/v1/`: follow `{base_url}{retrieval_path}`. A client generated from this document takes the bare origin as its base URL (the paths here carry `/api/public/partner/v1`), so with it prefix `/api/public/partner`: `fetch(origin + '/api/public/partner' + retrieval_path, { headers: { Authorization } })`. It names a retrieval record issued on the server to the API key that asked. Valid for five minutes, only with that same key in `Authorization`, and re-checked on use (key, client, program, environment, order, released version). It carries no signature or token: not a permanent, signed or shareable link. */
                 retrieval_path: string;
             };
         };

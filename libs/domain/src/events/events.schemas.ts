@@ -30,7 +30,7 @@ export const eventDataSchema = z
         description:
           'On integration.action_required: the category of the exception to act on. On order.updated / order.cancelled: present when what you must act on changed — the category of the newest exception still yours, or `none`.',
       }),
-    links: z.record(z.string(), z.string().startsWith('/')).optional().meta({ description: 'Relative API paths to re-read the authoritative state.' }),
+    links: z.record(z.string(), z.string().regex(/^\//)).optional().meta({ description: 'Relative API paths to re-read the authoritative state.' }),
   })
   .meta({ id: 'EventData', description: 'Identifiers and coarse state only; read details from the API.' });
 export type EventData = z.infer<typeof eventDataSchema>;

@@ -9,6 +9,7 @@ const TRPC_CODES = {
   forbidden: 'FORBIDDEN',
   not_found: 'NOT_FOUND',
   report_not_modeled: 'NOT_FOUND',
+  method_not_allowed: 'METHOD_NOT_SUPPORTED',
   // tRPC has no 406 code; its door answers JSON whatever was asked, so this only travels on REST.
   not_acceptable: 'BAD_REQUEST',
   conflict: 'CONFLICT',

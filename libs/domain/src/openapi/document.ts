@@ -38,6 +38,11 @@ export function buildOpenApiDocument(options: DocumentOptions = {}): OpenAPIObje
     defs: { ErrorEnvelope: errorEnvelope },
   });
 
+  // The API is offered under each partner's agreement with the laboratory: no public licence, so an
+  // SPDX reference of our own (LicenseRef-), and the contact every partner already has.
+  document.info.license = { name: "Proprietary: used under your partner agreement with the laboratory", identifier: 'LicenseRef-Partner-Agreement' } as typeof document.info.license;
+  document.info.contact = { name: "The laboratory's partner integration team, as named in your partner agreement" };
+
   const metaByRoute = new Map<string, ProcedureMeta>();
   forEachOpenApiProcedure(partnerRouter._def.procedures, ({ meta }) => {
     const m = meta as ProcedureMeta;

@@ -14,7 +14,10 @@ export function checkOrderAgainstRequirements(requirements: ResolvedRequirements
 
   for (const field of profile.order.required_fields) {
     const value = (order as Record<string, unknown>)[field];
-    if (value === undefined || value === null || value === '') missing(field, `The requirements profile needs ${field}.`);
+    if (value !== undefined && value !== null && value !== '') continue;
+    // The refusal names the values that would pass, as the profile does: the partner can fix it from the 422 alone.
+    if (field === 'billing_mode') missing(field, `A billing mode is required in this jurisdiction.${billingModes.length > 0 ? ` Accepted billing modes: ${billingModes.join(', ')}.` : ''}`);
+    else missing(field, `The requirements profile needs ${field}.`);
   }
 
   for (const field of profile.subject.required_patient_fields) {
@@ -33,10 +36,6 @@ export function checkOrderAgainstRequirements(requirements: ResolvedRequirements
   // A facet that is not configured requires (and checks) nothing.
   if (profile.aoe.authority_state === 'configured') problems.push(...checkAoeAnswers(profile.aoe.questions, order.aoe_answers ?? []));
 
-  // The refusal names the values that would pass, as the profile does: the partner can fix it from the 422 alone.
-  if (profile.billing.mode_required && !order.billing_mode) {
-    missing('billing_mode', `A billing mode is required in this jurisdiction.${billingModes.length > 0 ? ` Accepted billing modes: ${billingModes.join(', ')}.` : ''}`);
-  }
   if (order.billing_mode && billingModes.length > 0 && !billingModes.includes(order.billing_mode)) {
     problems.push({ field: 'billing_mode', issue: 'billing_mode_not_accepted', message: `Accepted billing modes: ${billingModes.join(', ')}.` });
   }

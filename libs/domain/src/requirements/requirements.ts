@@ -82,6 +82,10 @@ export async function resolveRequirements(
   const orderOn = !!row && configured(row.orderAuthorityState);
   const providerOn = !!row && configured(row.providerAuthorityState);
   const billingOn = !!row && configured(row.billingAuthorityState);
+  const billingModeRequired = billingOn && row.billingModeRequired;
+  // A required billing mode is a required order field: the profile lists it where a partner reads
+  // what an order must carry, and create checks that one list.
+  const orderRequiredFields = [...new Set([...(orderOn ? row.orderRequiredFields : []), ...(billingModeRequired ? ['billing_mode'] : [])])];
 
   const profile: RequirementsProfile = {
     program_id: program.id,
@@ -93,7 +97,7 @@ export async function resolveRequirements(
       required_patient_fields: subjectOn ? row.subjectRequiredPatientFields : [],
       authority_state: subjectOn ? 'configured' : 'not_configured',
     },
-    order: { required_fields: orderOn ? row.orderRequiredFields : [], authority_state: orderOn ? 'configured' : 'not_configured' },
+    order: { required_fields: orderRequiredFields, authority_state: orderOn ? 'configured' : 'not_configured' },
     provider: {
       requirement: providerOn && row.providerRequirement === 'required' ? 'required' : 'not_required',
       required_fields: providerOn && row.providerRequirement === 'required' ? row.providerRequiredFields : [],
@@ -110,7 +114,7 @@ export async function resolveRequirements(
       requirement_state: row?.requirementState ?? 'not_configured',
     },
     collection: { methods, regions },
-    billing: { mode_required: billingOn && row.billingModeRequired, authority_state: billingOn ? 'configured' : 'not_configured', accepted_modes: billingOn ? row.billingModes : [] },
+    billing: { mode_required: billingModeRequired, authority_state: billingOn ? 'configured' : 'not_configured', accepted_modes: billingOn ? row.billingModes : [] },
   };
   return { profile, billingModes: profile.billing.accepted_modes };
 }

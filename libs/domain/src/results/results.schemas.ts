@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { timestampSchema } from '../common-schemas';
 
 /** How a released version relates to the lineage: the first release, a later partial/final, a correction or an amendment. */
@@ -97,7 +98,7 @@ export const reportAvailabilitySchema = z
       reason: z.string(),
       retrieval_path: z.string().meta({
         description:
-          'Relative to base_url; names a retrieval record issued on the server to the API key that asked. Valid for five minutes, only with that same key in `Authorization`, and re-checked on use (key, client, program, environment, order, released version). It carries no signature or token: not a permanent, signed or shareable link.',
+          `Relative to base_url (\`{origin}${PARTNER_BASE_PATH}\`), so it starts with \`/v1/\`: follow \`{base_url}{retrieval_path}\`. A client generated from this document takes the bare origin as its base URL (the paths here carry \`${PARTNER_BASE_PATH}/v1\`), so with it prefix \`${PARTNER_BASE_PATH}\`: \`fetch(origin + '${PARTNER_BASE_PATH}' + retrieval_path, { headers: { Authorization } })\`. It names a retrieval record issued on the server to the API key that asked. Valid for five minutes, only with that same key in \`Authorization\`, and re-checked on use (key, client, program, environment, order, released version). It carries no signature or token: not a permanent, signed or shareable link.`,
       }),
     }),
   })

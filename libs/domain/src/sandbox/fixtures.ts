@@ -97,7 +97,6 @@ function buildBody(externalOrderId: string, program: ProgramRow, item: CatalogIt
     const value = orderFieldValue(field, requirements, region);
     if (value !== undefined) (body as Record<string, unknown>)[field] = value;
   }
-  if (profile.billing.mode_required && !body.billing_mode) body.billing_mode = requirements.billingModes[0] ?? 'client_bill';
   if (profile.subject.required_patient_fields.length > 0) {
     body.patient = Object.fromEntries(profile.subject.required_patient_fields.map((f) => [f, f === 'region' ? region : SANDBOX_PATIENT[f]]).filter(([, v]) => v !== undefined));
   }

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { oneLineCharacters, queryInteger, strictInput } from '../../common-schemas';
+import { queryInteger, strictInput, textSchema } from '../../common-schemas';
 import { eventPageSchema } from '../../events/events.schemas';
 import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT } from '../../events/stream';
 import { envelopeOf } from '../../http/envelope';
@@ -18,7 +17,7 @@ export const listEventsMeta: PartnerProcedureMeta = {
   },
 };
 export const listEventsInput = strictInput({
-  cursor: z.string().max(64).check(oneLineCharacters).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
+  cursor: textSchema(64).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
   limit: queryInteger({ min: 1, max: EVENTS_MAX_LIMIT, default: EVENTS_DEFAULT_LIMIT }).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT} in plain decimal digits; default ${EVENTS_DEFAULT_LIMIT}.` }),
 });
 // A page is pre-rendered from the events' stored JSON (events/stream.ts): answered as it is.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { oneLineCharacters, queryInteger, strictInput } from '../../common-schemas';
+import { oneLineCharacters, queryInteger, strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { REQUEST_LOG_DEFAULT_LIMIT, REQUEST_LOG_MAX_LIMIT } from '../../request-log/request-log';
 import { requestLogPageSchema, statusClassSchema } from '../../request-log/request-log.schemas';
@@ -17,7 +17,7 @@ export const listRequestLogMeta: PartnerProcedureMeta = {
   },
 };
 export const listRequestLogInput = strictInput({
-  after: z.string().max(64).check(oneLineCharacters).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the latest entries.' }),
+  after: textSchema(64).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the latest entries.' }),
   status_class: statusClassSchema.optional(),
   route: z.string().min(1).max(200).check(oneLineCharacters).optional().meta({ description: 'A route template exactly as the OpenAPI document spells it, e.g. `/v1/orders/{orderId}`.' }),
   request_id: z.string().min(1).max(64).check(oneLineCharacters).optional().meta({ description: 'One request\'s request_id.' }),
