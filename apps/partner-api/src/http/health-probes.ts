@@ -8,7 +8,7 @@ export type NotReadyReason = 'database_unreachable' | 'database_timeout' | 'data
 // Reachable but not answering in time: a stalled or overloaded server, or a path that drops packets.
 const TIMEOUT_CODES = new Set([QUERY_TIMEOUT, 'CONNECT_TIMEOUT', '57014']);
 // Not reachable at all, or the connection went away.
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '53300']);
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '53300']);
 
 function reasonOf(error: unknown): NotReadyReason {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {

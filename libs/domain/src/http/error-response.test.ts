@@ -36,6 +36,14 @@ describe('errorBodyFor: a value PostgreSQL refused (SQLSTATE class 22) is the ca
     expect(errorBodyFor(wrappedDatabaseError('57P01'), 'req_test', []).status).toBe(503);
   });
 
+  it('a dropped database connection under a write (EPIPE, which postgres.js passes on from its socket) is an outage: 503 with Retry-After', () => {
+    const socketError = Object.assign(new Error('write EPIPE'), { code: 'EPIPE', errno: -32, syscall: 'write' });
+    const response = errorBodyFor(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: Object.assign(new Error('Failed query: select …'), { cause: socketError }) }), 'req_test', []);
+    expect(response.status).toBe(503);
+    expect(response.body.error.code).toBe('unavailable');
+    expect(response.headers['Retry-After']).toBe('5');
+  });
+
   it('a non-SQLSTATE code that happens to start with 22 is not mistaken for one', () => {
     const error = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: Object.assign(new Error('x'), { code: '22' }) });
     expect(errorBodyFor(error, 'req_test', []).status).toBe(500);

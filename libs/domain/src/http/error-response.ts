@@ -12,10 +12,11 @@ export interface ErrorResponse {
   warning?: string;
 }
 
-// postgres.js / node network failures meaning "the database is unreachable right now", and the
+// postgres.js / node network failures meaning "the database is unreachable right now" (postgres.js
+// hands a socket's own error to the queries on it: EPIPE when a write meets a dropped connection), and the
 // query timeouts meaning "it is not answering in time" (QUERY_TIMEOUT: ours, libs/db/src/query-timeouts.ts,
 // whose fail-fast errors carry one of these codes; 57014: statement_timeout; 25P03: idle_in_transaction_session_timeout).
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'QUERY_TIMEOUT', '57014', '25P03']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'QUERY_TIMEOUT', '57014', '25P03']);
 
 function hasCode(error: unknown, codes: ReadonlySet<string>): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
