@@ -1,6 +1,5 @@
 import { EVENT_PAYLOAD_VERSION, type EventType } from '@lop/contract';
-import { exceptionsPath, orderPath } from '../orders/order-events';
-import { resultPath, resultsPath } from '../results/results';
+import { exceptionsPath, orderPath, resultPath, resultsPath } from '../http/resource-paths';
 import { eventSchema, type PartnerEvent } from './events.schemas';
 
 // The documents' examples and the body of a test delivery (webhooks/test-event.ts) are these samples;

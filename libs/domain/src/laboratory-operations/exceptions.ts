@@ -13,7 +13,7 @@ import type { OpenExceptionInput } from './laboratory-operations.schemas';
 import { LaboratoryOperationError, operateOnOrder } from './operation';
 import { operatorException } from './operator-views';
 
-export { exceptionsPath } from '../orders/order-events';
+export { exceptionsPath } from '../http/resource-paths';
 
 /** integration.action_required: the partner must act; the category says on what. */
 export function actionRequiredEvent(order: OrderRow, category: ExceptionCategory, now: Date): EventDraft {

@@ -1,11 +1,9 @@
 import type { orders } from '@lop/db';
 import type { EventData } from '../events/events.schemas';
+import { exceptionsPath, orderPath } from '../http/resource-paths';
 import { LIFECYCLE_DETAILS, type LifecycleDetail } from './lifecycle';
 
 type OrderRow = typeof orders.$inferSelect;
-
-export const orderPath = (orderId: string) => `/v1/orders/${orderId}`;
-export const exceptionsPath = (orderId: string) => `${orderPath(orderId)}/exceptions`;
 
 /**
  * What an event says about the partner's open exceptions: `action_required_code` is the category

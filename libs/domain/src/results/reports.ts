@@ -2,7 +2,8 @@ import { and, desc, eq, gt, inArray, isNull, lt, lte } from 'drizzle-orm';
 import { reportRetrievals, resultVersions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
-import { findReleasedResult, resultPath } from './results';
+import { resultPath } from '../http/resource-paths';
+import { findReleasedResult } from './results';
 import type { ReportAvailability, ReportDocument } from './results.schemas';
 
 /** How long a report retrieval record (and so its retrieval path) stays usable. */

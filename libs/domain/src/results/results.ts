@@ -3,7 +3,6 @@ import { resultVersions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { notFound } from '../http/errors';
 import { LIFECYCLE_DETAILS, type LifecycleDetail } from '../orders/lifecycle';
-import { orderPath } from '../orders/order-events';
 import type { OrderRow } from '../orders/order-resource';
 import { findOrderForCaller } from '../orders/orders';
 import type { PendingReason, ResultCollection, ResultState, ResultVersion, ResultVersionType } from './results.schemas';
@@ -12,8 +11,6 @@ export type ResultRow = typeof resultVersions.$inferSelect;
 
 type Reader = Pick<Database, 'select'>;
 
-export const resultsPath = (orderId: string) => `${orderPath(orderId)}/results`;
-export const resultPath = (orderId: string, resultId: string) => `${resultsPath(orderId)}/${resultId}`;
 
 /**
  * A released version as partners see it. Observations go out exactly as stored (recording
