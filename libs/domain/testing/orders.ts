@@ -24,6 +24,7 @@ import {
   type Environment,
 } from '@lop/db';
 import { eventDataSchema } from '../src/events/events.schemas';
+import type { EventDraft } from '../src/events/append';
 import type { OrderRow } from '../src/orders/order-resource';
 import { acceptOrder } from '../src/laboratory-operations/acceptance';
 import { cancelByLaboratory } from '../src/laboratory-operations/cancellation';
@@ -94,6 +95,17 @@ export async function newOrder(db: Database, environment: Environment = 'sandbox
     })
     .returning();
   return { order, itemSpecimenType: item.specimenType, performingLaboratory: item.performingLaboratory };
+}
+
+/** An order.updated of the order, as a laboratory operation would append it; `label` is its external_order_id. */
+export function orderUpdatedDraft(order: OrderRow, label: string): EventDraft {
+  return {
+    type: 'order.updated',
+    occurredAt: new Date(),
+    orderId: order.id,
+    programId: order.programId,
+    data: { order_id: order.id, external_order_id: label, program_id: order.programId, client_id: order.clientId, environment: 'sandbox', lifecycle: 'active' },
+  };
 }
 
 /** Events of one order, in stream order. */

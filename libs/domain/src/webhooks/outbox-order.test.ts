@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, sqlOf } from '@lop/db';
 import { SCOPES } from '../auth/scopes';
 import { createKey } from '../control-plane/control-plane';
-import type { EventDraft } from '../events/append';
-import { eventsOf, newOrder, openTestDatabase } from '../../testing/orders';
+import { eventsOf, newOrder, openTestDatabase, orderUpdatedDraft } from '../../testing/orders';
 import type { OrderRow } from '../orders/order-resource';
 import { DataProtector } from '../security/protector';
 import { openDeliveryQueue, type DeliveryQueue } from './delivery-queue';
@@ -25,13 +24,7 @@ afterAll(async () => {
   await connection.close();
 });
 
-const draft = (order: OrderRow): EventDraft => ({
-  type: 'order.updated',
-  occurredAt: new Date(),
-  orderId: order.id,
-  programId: order.programId,
-  data: { order_id: order.id, external_order_id: 'outbox-order', program_id: order.programId, client_id: order.clientId, environment: 'sandbox', lifecycle: 'active' },
-});
+const draft = (order: OrderRow) => orderUpdatedDraft(order, 'outbox-order');
 
 async function subscribedOrder() {
   const { order } = await newOrder(db);

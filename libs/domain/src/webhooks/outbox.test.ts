@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../auth/scopes';
 import { createKey } from '../control-plane/control-plane';
-import { appendEventsThrough, type EventDraft, type EventOutbox } from '../events/append';
-import { eventsOf, newOrder, openTestDatabase } from '../../testing/orders';
+import { appendEventsThrough, type EventOutbox } from '../events/append';
+import { eventsOf, newOrder, openTestDatabase, orderUpdatedDraft } from '../../testing/orders';
 import type { OrderRow } from '../orders/order-resource';
 import { DataProtector } from '../security/protector';
 import { appendEvents, DeliveryQueueMissingError } from './outbox';
@@ -13,13 +13,7 @@ const connection = openTestDatabase();
 const { db } = connection;
 afterAll(() => connection.close());
 
-const draft = (order: OrderRow): EventDraft => ({
-  type: 'order.updated',
-  occurredAt: new Date(),
-  orderId: order.id,
-  programId: order.programId,
-  data: { order_id: order.id, external_order_id: 'outbox', program_id: order.programId, client_id: order.clientId, environment: 'sandbox', lifecycle: 'active' },
-});
+const draft = (order: OrderRow) => orderUpdatedDraft(order, 'outbox');
 
 describe('the outbox port: events define it, webhooks provide it', () => {
   it('the appended events reach the outbox in the transaction that writes them: an outbox that fails takes the events with it', async () => {
