@@ -18,6 +18,8 @@ const DOMAIN_STACK = [
   'config',
   'telemetry',
   'auth',
+  // Which database answers a read (primary or a replica): knows the caller and the stream counter only.
+  'reads',
   // The partner's world, leaves first.
   'programs',
   'catalog',

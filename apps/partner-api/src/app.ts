@@ -14,6 +14,7 @@ import {
   type Config,
   type DataProtector,
   type RequestContext,
+  type ReplicaSet,
   type RequestLogWriter,
 } from '@lop/domain';
 import { accessLog } from './http/access-log';
@@ -43,6 +44,8 @@ export interface AppDependencies {
   webhooks?: RequestContext['webhooks'];
   /** Where sandbox requests are logged (docs/request-log.md); none: nothing is logged. */
   requestLog?: RequestLogWriter;
+  /** Read replicas (DATABASE_READ_URL) for the replica-safe reads; none: the primary answers everything. */
+  replicas?: ReplicaSet;
 }
 
 /**
@@ -68,7 +71,7 @@ function refuseBatches(req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
-export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -85,6 +88,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     spendRateLimit: spenderFor(req, res),
     db: database.db,
     sql: database.sql,
+    replicas,
     requestId: requestIdOf(res),
     authorization: req.headers.authorization,
     headers: req.headers,
@@ -96,7 +100,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     response: { headers: {} },
   });
 
-  app.use(healthProbes(database, logger));
+  app.use(healthProbes(database, logger, replicas));
 
   // Built once: the document depends only on code and configuration (and, with no base URL configured, the origin asked).
   app.get(OPENAPI_PATH, openApiDocumentHandler(buildOpenApiDocument({ sandboxBaseUrl: config.PARTNER_SANDBOX_BASE_URL, productionBaseUrl: config.PARTNER_PRODUCTION_BASE_URL })));

@@ -16,6 +16,8 @@ import {
   RequestLogWriter,
   queryTimeoutsOf,
   registerBacklogGauges,
+  registerReplicaMetrics,
+  ReplicaSet,
   registerRequestLogMetrics,
   startTelemetry,
   traceLogFields,
@@ -71,6 +73,17 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     applicationName: 'partner-api',
     timeouts: queryTimeoutsOf(options.config),
   });
+  // Read replicas (DATABASE_READ_URL): the reads a replica may answer go there, the rest to the primary.
+  const replicas = options.config.DATABASE_READ_URL?.length
+    ? new ReplicaSet({
+        urls: options.config.DATABASE_READ_URL,
+        primary: database.sql,
+        maxLagSeconds: options.config.DATABASE_READ_MAX_LAG_SECONDS,
+        maxLagBytes: options.config.DATABASE_READ_MAX_LAG_BYTES,
+        connect: { max: options.config.PARTNER_DB_POOL_SIZE, applicationName: 'partner-api-reads', timeouts: queryTimeoutsOf(options.config), connectTimeoutSeconds: 2 },
+      })
+    : undefined;
+  await replicas?.check();
   // Enqueue-only pg-boss (no workers here): webhook jobs are inserted in the transaction that writes the events.
   const webhookQueue = await openDeliveryQueue({
     databaseUrl: options.databaseUrl,
@@ -83,6 +96,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   if (options.config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK) options.logger.warn(LOOPBACK_ALLOWANCE_WARNING);
   const registry = options.metrics ? new Registry() : undefined;
   if (registry) registerBacklogGauges(registry, database.sql);
+  if (registry && replicas) registerReplicaMetrics(registry, replicas);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
   const requestLog = new RequestLogWriter(database.sql, {
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),
@@ -98,6 +112,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     metrics: registry,
     webhooks: { destination: webhooks.destination, attemptTimeoutMs: webhooks.attemptTimeoutMs },
     requestLog,
+    replicas,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
@@ -142,6 +157,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
       await requestLog.close();
       detachWebhookQueue();
       await webhookQueue.boss.stop({ graceful: false });
+      await replicas?.close();
       await database.close();
     },
   };

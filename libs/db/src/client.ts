@@ -41,6 +41,8 @@ export interface ConnectOptions {
   max?: number;
   applicationName?: string;
   timeouts?: QueryTimeouts;
+  /** How long connecting may take before the query fails (5 s by default); a read replica's pool uses less, since the primary can answer instead. */
+  connectTimeoutSeconds?: number;
 }
 
 export function connectDatabase(url: string, options: ConnectOptions = {}): DatabaseConnection {
@@ -63,7 +65,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     // Documented postgres.js option, missing from its type definitions.
     ...(deadlines ? ({ socket: deadlines.socket } as object) : {}),
     // Fail fast when the server is unreachable so callers can answer 503 instead of hanging.
-    connect_timeout: 5,
+    connect_timeout: options.connectTimeoutSeconds ?? 5,
     // Between reconnection attempts while the server is unreachable. postgres.js's default grows to
     // 20 s, and queries wait in its queue all that time: a brief outage became a long hang, and
     // recovery waited for the timer. Capped at 250 ms so queued queries fail fast and service resumes quickly.

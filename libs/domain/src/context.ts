@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
 import type { StreamWriteGate } from './events/write-gate';
 import type { DataProtector } from './security/protector';
+import type { ReplicaSet } from './reads/replica-set';
 import type { DestinationPolicy } from './webhooks/destination-guard';
 
 /** Budgets a procedure can spend from; each is counted per (API client, environment), shared by all its keys. */
@@ -12,8 +13,14 @@ export type RateLimitPolicy = 'create_order' | 'webhook_operations';
 export interface RequestContext {
   /** Which door the call came through: partner REST, or the sandbox console's tRPC endpoint (sandbox keys only). */
   door: 'rest' | 'console';
+  /**
+   * The primary. A procedure whose meta says `reads: 'replica'` is handed a replica's instead when
+   * one may answer it (trpc.ts); every other procedure, and the guard, always use the primary.
+   */
   db: Database;
   sql: Sql;
+  /** The read replicas (DATABASE_READ_URL); none: every read goes to the primary. */
+  replicas?: ReplicaSet;
   requestId: string;
   /** Raw Authorization header; authenticated lazily by the procedure's middleware. */
   authorization?: string;

@@ -45,6 +45,8 @@ export type { OperatorContext } from './routers-internal/trpc';
 export * from './webhooks';
 export * from './sandbox';
 export * from './metrics/metrics';
+export * from './reads/replica-set';
+export * from './reads/read-routing';
 export * from './telemetry/tracing';
 export * from './telemetry/telemetry';
 export * from './retention';

@@ -6,6 +6,7 @@ import type { Scope } from './auth/scopes';
 import type { RateLimitPolicy, RequestContext } from './context';
 import { errorBodyFor } from './http/error-response';
 import { ERROR_CODES, type ErrorCode } from './http/errors';
+import { readThroughReplicas } from './reads/read-routing';
 
 /** A partner procedure's contract, stated once: the guard, REST, the OpenAPI document and the console's route table all read it. */
 export interface ProcedureMeta extends OpenApiMeta {
@@ -23,6 +24,12 @@ export interface ProcedureMeta extends OpenApiMeta {
    * 429 (too_many_concurrent_writes) carries Retry-After only.
    */
   rateBudget?: RateLimitPolicy;
+  /**
+   * `replica`: a read a streaming replica may answer (DATABASE_READ_URL), under the read-your-writes
+   * rule of reads/read-routing.ts. Only for procedures that write nothing; every other procedure
+   * reads and writes on the primary.
+   */
+  reads?: 'replica';
 }
 
 /** The meta a partner procedure is built from: its scope is required (`none` says so outright); tRPC's meta type must keep it optional for trpc-to-openapi. */
@@ -64,5 +71,16 @@ function guardRulesOf(meta: PartnerProcedureMeta): GuardRules {
  */
 export function partnerProcedure(meta: PartnerProcedureMeta) {
   const rules = guardRulesOf(meta);
-  return t.procedure.meta(meta).use(async ({ ctx, next }) => next({ ctx: { caller: await guard(ctx, rules) } }));
+  return t.procedure.meta(meta).use(async ({ ctx, next }) => {
+    const caller = await guard(ctx, rules);
+    // The one place reads are routed: by the procedure's kind, never per call site. The guard
+    // (authentication, the key's revocation, the budget) has read the primary either way.
+    if (meta.reads !== 'replica' || !ctx.replicas) return next({ ctx: { caller } });
+    return readThroughReplicas(
+      ctx.replicas,
+      caller,
+      (replica) => next({ ctx: replica ? { caller, db: replica.db, sql: replica.sql } : { caller } }),
+      (result) => (result.ok ? undefined : result.error),
+    );
+  });
 }

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Logger } from 'pino';
 import { QUERY_TIMEOUT, schemaVerdict, type DatabaseConnection } from '@lop/db';
+import type { ReplicaSet } from '@lop/domain';
 
 /** Why /readyz answers 503 (README § Health probes). */
 export type NotReadyReason = 'database_unreachable' | 'database_timeout' | 'database_error' | 'migrating' | 'schema_too_new';
@@ -23,8 +24,10 @@ function reasonOf(error: unknown): NotReadyReason {
 /**
  * GET /livez: the process serves HTTP (no database). GET /readyz: it can serve partners: the
  * database answers (within the pool's query timeout) and its schema is one this build serves.
+ * With read replicas, /readyz also lists each one's state and lag as last checked; a replica down or
+ * lagging never makes the process unready (the primary answers its reads).
  */
-export function healthProbes(database: DatabaseConnection, logger: Logger): Router {
+export function healthProbes(database: DatabaseConnection, logger: Logger, replicas?: ReplicaSet): Router {
   const router = Router();
   router.get('/livez', (_req, res) => {
     res.json({ status: 'ok' });
@@ -36,7 +39,7 @@ export function healthProbes(database: DatabaseConnection, logger: Logger): Rout
       const schema = await schemaVerdict(database.sql);
       if (!schema.servable && schema.reason === 'behind') return void res.status(503).json({ status: 'migrating' satisfies NotReadyReason, pending_migrations: schema.missing.length });
       if (!schema.servable) return void res.status(503).json({ status: 'schema_too_new' satisfies NotReadyReason });
-      res.json({ status: 'ready' });
+      res.json(replicas ? { status: 'ready', replicas: replicas.states().map(replicaReport) } : { status: 'ready' });
     } catch (error) {
       const reason = reasonOf(error);
       if (reason === 'database_error') logger.warn({ err: error }, 'readiness check failed');
@@ -45,3 +48,10 @@ export function healthProbes(database: DatabaseConnection, logger: Logger): Rout
   });
   return router;
 }
+
+const replicaReport = (replica: ReturnType<ReplicaSet['states']>[number]) => ({
+  name: replica.name,
+  state: replica.state,
+  ...(replica.lagBytes !== undefined ? { lag_bytes: replica.lagBytes, lag_seconds: replica.lagSeconds, replay_paused: replica.replayPaused } : {}),
+  ...(replica.reason ? { reason: replica.reason } : {}),
+});

@@ -12,6 +12,12 @@ export interface Caller {
   laboratoryId: string;
   environment: Environment;
   scopes: ReadonlySet<Scope>;
+  /**
+   * The client's event stream counter (client and environment) on the primary when the key was
+   * checked, read in the same query: a replica may answer this caller only once it shows the stream
+   * at least this far (reads/read-routing.ts). Absent: not known, reads stay on the primary.
+   */
+  readPosition?: number;
 }
 
 /** Whose data a query may touch: one laboratory's API client in one environment (a caller, or the owner of a row). */
@@ -33,12 +39,14 @@ export async function authenticate(sql: Sql, authorization: string | undefined, 
   if (!claimedEnvironment) throw unauthorized('The API key is not valid.');
 
   const [row] = await sql<
-    { id: string; display_prefix: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expired: boolean; revoked: boolean; client_status: string }[]
+    { id: string; display_prefix: string; client_id: string; laboratory_id: string; environment: Environment; scopes: string[]; expired: boolean; revoked: boolean; client_status: string; stream_sequence: string }[]
   >`
     select k.id, k.display_prefix, k.client_id, k.laboratory_id, k.environment, k.scopes, c.status as client_status,
            k.revoked_at is not null as revoked,
-           k.expires_at is not null and k.expires_at <= ${now.toISOString()}::timestamptz as expired
+           k.expires_at is not null and k.expires_at <= ${now.toISOString()}::timestamptz as expired,
+           coalesce(s.last_sequence, 0) as stream_sequence
     from api_keys k join api_clients c on c.id = k.client_id
+    left join event_streams s on s.client_id = k.client_id and s.environment = k.environment
     where k.key_hash = ${hashApiKey(key)}`;
 
   if (!row || row.environment !== claimedEnvironment) throw unauthorized('The API key is not valid.');
@@ -53,6 +61,7 @@ export async function authenticate(sql: Sql, authorization: string | undefined, 
     laboratoryId: row.laboratory_id,
     environment: row.environment,
     scopes: new Set(row.scopes as Scope[]),
+    readPosition: Number(row.stream_sequence),
   };
 }
 

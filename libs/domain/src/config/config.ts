@@ -27,6 +27,16 @@ const retryDelaysText = z
 
 const configSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  // Streaming replicas that take the reads a replica may answer (docs/operations.md § Read replicas):
+  // one or more postgres:// URLs, comma-separated. Unset: every read goes to DATABASE_URL.
+  DATABASE_READ_URL: z
+    .string()
+    .transform((v) => v.split(',').map((url) => url.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^postgres(ql)?:\/\//, 'each must be a postgres:// URL')).max(16))
+    .optional(),
+  // A replica further behind its primary than either bound is skipped until it catches up.
+  DATABASE_READ_MAX_LAG_SECONDS: z.coerce.number().min(0).max(3600).default(10),
+  DATABASE_READ_MAX_LAG_BYTES: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry, register as processRegistry } from 'prom-client';
 import type { Sql } from '@lop/db';
+import { READ_ROUTES, type ReplicaSet } from '../reads/replica-set';
 import type { RequestLogWriter } from '../request-log/writer';
 import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-store';
 
@@ -101,6 +102,55 @@ export function registerRequestLogMetrics(registry: Registry, writer: RequestLog
       this.set({ outcome: 'limited' }, writer.counts.limited);
       this.set({ outcome: 'dropped' }, writer.counts.dropped);
       this.set({ outcome: 'failed' }, writer.counts.failed);
+    },
+  });
+}
+
+/**
+ * The read replicas as the process's monitor last saw them, and where replica-safe reads were
+ * answered (reads/read-routing.ts ReadRoute): a rising `primary_after_replica_error` or a replica
+ * `up` at 0 is the alert; `primary_behind_client` is read-your-writes at work.
+ */
+export function registerReplicaMetrics(registry: Registry, replicas: ReplicaSet): void {
+  new Gauge({
+    name: 'partner_db_replica_up',
+    help: 'Whether a read replica takes reads: 1 answering and within DATABASE_READ_MAX_LAG_*, 0 lagging beyond them or down.',
+    labelNames: ['replica', 'state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const replica of replicas.states()) this.set({ replica: replica.name, state: replica.state }, replica.state === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'partner_db_replica_lag_bytes',
+    help: 'WAL bytes a read replica has still to replay, at its last check.',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const replica of replicas.states()) if (replica.lagBytes !== undefined) this.set({ replica: replica.name }, replica.lagBytes);
+    },
+  });
+  new Gauge({
+    name: 'partner_db_replica_lag_seconds',
+    help: 'Age of the newest transaction a read replica has replayed (0 when caught up), at its last check.',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const replica of replicas.states()) if (replica.lagSeconds !== undefined) this.set({ replica: replica.name }, replica.lagSeconds);
+    },
+  });
+  new Counter({
+    name: 'partner_db_reads_total',
+    help: 'Replica-safe reads by where they were answered: replica, or primary and why.',
+    labelNames: ['route'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const counts = replicas.readCounts();
+      for (const route of READ_ROUTES) this.inc({ route }, counts.get(route) ?? 0);
     },
   });
 }

@@ -8,7 +8,7 @@ import { envelopeOf } from '../../http/envelope';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 // No `openapi` meta: the sandbox console reaches this over tRPC only; it is not a partner REST route.
-export const listConsoleOrdersMeta: PartnerProcedureMeta = { scope: 'orders:read' };
+export const listConsoleOrdersMeta: PartnerProcedureMeta = { scope: 'orders:read', reads: 'replica' };
 export const listConsoleOrdersInput = strictInput({
   cursor: z.string().max(80).check(oneLineCharacters).optional(),
   limit: queryInteger({ min: 1, max: ORDER_LIST_MAX_LIMIT, default: ORDER_LIST_DEFAULT_LIMIT }),

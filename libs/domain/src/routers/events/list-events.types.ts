@@ -6,6 +6,7 @@ import { acceptsPrerendered } from '../../http/prerendered';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listEventsMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'events:read',
   openapi: {
     method: 'GET',

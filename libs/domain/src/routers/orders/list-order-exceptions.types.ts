@@ -4,6 +4,7 @@ import { envelopeOf } from '../../http/envelope';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listOrderExceptionsMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'orders:read',
   errors: ['not_found'],
   openapi: {

@@ -5,6 +5,7 @@ import { envelopeOf } from '../../http/envelope';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getCatalogMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'catalog:read',
   errors: ['not_found'],
   openapi: {

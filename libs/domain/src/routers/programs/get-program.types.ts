@@ -4,6 +4,7 @@ import { programSchema } from '../../programs/programs.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getProgramMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'programs:read',
   errors: ['not_found'],
   openapi: {

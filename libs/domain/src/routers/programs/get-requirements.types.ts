@@ -6,6 +6,7 @@ import { LIMITS } from '../../limits';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getRequirementsMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'catalog:read',
   errors: ['not_found'],
   openapi: {

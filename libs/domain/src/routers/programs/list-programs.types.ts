@@ -5,6 +5,7 @@ import { programSchema } from '../../programs/programs.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listProgramsMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'programs:read',
   openapi: {
     method: 'GET',

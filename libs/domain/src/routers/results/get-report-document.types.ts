@@ -5,6 +5,7 @@ import { reportDocumentSchema } from '../../results/results.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getReportDocumentMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'results:read',
   errors: ['not_found', 'report_not_modeled'],
   openapi: {

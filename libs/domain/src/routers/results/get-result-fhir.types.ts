@@ -5,6 +5,7 @@ import { fhirBundleSchema, FHIR_CONTENT_TYPE } from '../../results/fhir.schemas'
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getResultFhirMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'results:read',
   errors: ['not_found', 'not_acceptable'],
   responseContentType: FHIR_CONTENT_TYPE,

@@ -4,6 +4,7 @@ import { resultVersionSchema } from '../../results/results.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getResultMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'results:read',
   errors: ['not_found'],
   openapi: {

@@ -4,6 +4,7 @@ import { resultCollectionSchema } from '../../results/results.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listResultsMeta: PartnerProcedureMeta = {
+  reads: 'replica',
   scope: 'results:read',
   errors: ['not_found'],
   openapi: {
