@@ -11,3 +11,15 @@ describe('database timeouts configuration', () => {
     expect(queryTimeoutsOf(loadConfig({ PARTNER_DB_STATEMENT_TIMEOUT_SECONDS: '1', PARTNER_DB_QUERY_TIMEOUT_SECONDS: '1.5' })).querySeconds).toBe(1.5);
   });
 });
+
+describe('read replicas configuration', () => {
+  it('DATABASE_READ_URL takes one or more comma-separated postgres URLs; unset, there are none', () => {
+    expect(loadConfig({}).DATABASE_READ_URL).toBeUndefined();
+    expect(loadConfig({ DATABASE_READ_URL: 'postgres://a:5432/db, postgresql://b/db' }).DATABASE_READ_URL).toEqual(['postgres://a:5432/db', 'postgresql://b/db']);
+    expect(() => loadConfig({ DATABASE_READ_URL: 'postgres://a/db,mysql://b/db' })).toThrow(/DATABASE_READ_URL.*postgres:\/\//);
+  });
+
+  it('a replica is skipped beyond 10 s or 64 MiB of lag by default', () => {
+    expect(loadConfig({})).toMatchObject({ DATABASE_READ_MAX_LAG_SECONDS: 10, DATABASE_READ_MAX_LAG_BYTES: 64 * 1024 * 1024 });
+  });
+});

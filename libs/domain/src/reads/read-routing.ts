@@ -34,6 +34,9 @@ async function hasReplayed(replica: Replica, caller: Caller): Promise<boolean> {
   return Number(row?.last_sequence ?? 0) >= caller.readPosition!;
 }
 
+/** What the rule needs of the replica set: the replicas offered now, and where to report. */
+export type ReplicaChooser = Pick<ReplicaSet, 'candidates' | 'markDown' | 'count'>;
+
 /**
  * Runs a replica-safe read: on a replica that is up, within the lag bounds and has replayed the
  * caller's stream (read-your-writes), otherwise on the primary; a read the replica fails (an error
@@ -41,7 +44,7 @@ async function hasReplayed(replica: Replica, caller: Caller): Promise<boolean> {
  * request nor hides a row the primary has. `run(undefined)` reads from the primary.
  */
 export async function readThroughReplicas<R>(
-  replicas: ReplicaSet,
+  replicas: ReplicaChooser,
   caller: Caller,
   run: (replica: Replica | undefined) => Promise<R>,
   failureOf: (result: R) => unknown,
