@@ -8,7 +8,8 @@
  *   const db = await createTestDatabase(pair.primaryUrl);   // replayed on the replica too
  *   pair.onReplica(db.url);                          // the same database's URL on the replica
  *   await pair.pauseReplay();  …  await pair.resumeReplay(); await pair.waitForReplay();
- *   await pair.lag();                               // { bytes, seconds, … } (readReplicaLag)
+ *   await pair.lag();                               // { bytes, seconds, … } (readReplicaLag; opens two
+ *                                                   // connections: to sample often, call readReplicaLag with your own pools)
  *   await pair.stopReplica();                       // the replica gone, the primary still up
  *   await pair.stop();                              // both, and their folders
  *

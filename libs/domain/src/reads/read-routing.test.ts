@@ -74,6 +74,7 @@ describe('readThroughReplicas: which server answers a replica-safe read', () => 
     ['a buffer-pin deadlock with recovery', codeError('40P01'), false],
     ['a statement timeout on the replica', codeError('57014'), false],
     ['a write attempted on a standby', codeError('25006'), false],
+    ['a column a migration added that the replica has not replayed yet', codeError('42703'), false],
     ['a connection the replica dropped', codeError('CONNECTION_CLOSED'), true],
     ['an administrator shutdown', codeError('57P01'), true],
     ['a failure wrapped by the domain', new PartnerError('unavailable', 'x', { cause: codeError('57P01') }), true],

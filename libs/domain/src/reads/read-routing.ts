@@ -6,8 +6,9 @@ import type { ReadRoute, Replica, ReplicaSet } from './replica-set';
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'QUERY_TIMEOUT', '57P01', '57P02', '57P03', '53300']);
 // This read failed on the replica but the replica serves others: "canceling statement due to
 // conflict with recovery" (40001, 40P01; 57P04 when its database was dropped), a statement
-// timeout, or a write attempted on a standby (25006: a procedure marked replica-safe that writes).
-const READ_FAILED = new Set(['40001', '40P01', '57P04', '57014', '25006']);
+// timeout, a write attempted on a standby (25006: a procedure marked replica-safe that writes), or a
+// table or column a migration just added that the replica has not replayed yet (42P01, 42703).
+const READ_FAILED = new Set(['40001', '40P01', '57P04', '57014', '25006', '42P01', '42703']);
 
 /** The SQLSTATE or driver code of a failure, looked for through its causes (the domain wraps driver errors). */
 function codeOf(error: unknown): string | undefined {
