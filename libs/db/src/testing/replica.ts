@@ -14,7 +14,8 @@
  *   await pair.stop();                              // both, and their folders
  *
  * `startStreamingReplica(primary)` adds a replica to any embedded primary whose data folder is on
- * this machine (the capacity bench measures replica lag under load with it). As root, both servers
+ * this machine. Meant to be shared: the read-replica tests use it, and a bench measuring replica lag
+ * under load can start the same pair (import from `@lop/db/testing/replica`). As root, both servers
  * run as the `postgres` OS user (see embedded.ts); their folders are made traversable for it.
  */
 import { execFileSync } from 'node:child_process';
