@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { startReplicaPair, type ReplicaPair } from '@lop/db/testing/replica';
+import { laboratoryCaller, loadConfig } from '@lop/domain';
 import { buildTenant, eventually, fixtures, unique, type Tenant } from '@lop/testing';
 import { killAllApiProcesses, PROCESS_ENCRYPTION_KEY, startApiProcess, type ApiProcess } from '../testing/api-process';
 import { expectSuccess } from '../testing/expect-envelope';
 import { startTestApi, testApi, type TestApi } from '../testing/harness';
-import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { NO_RATE_LIMIT, orderBody, ordersClient, REPORT_PDF_BASE64, type OrdersClient } from '../testing/orders';
+import { createLogger, startPartnerApi } from '../main';
 
 /**
  * DATABASE_READ_URL against a real streaming replica of a real primary (libs/db/src/testing/replica.ts):
@@ -17,8 +19,10 @@ describe('read replicas (DATABASE_READ_URL)', () => {
   let database: TestDatabase;
   let connection: DatabaseConnection;
   let api: TestApi;
+  let metricsUrl: string;
   let other: ApiProcess | undefined;
   let tenant: Tenant;
+  let bystanderTenant: Tenant;
   let writer: OrdersClient;
   let bystander: OrdersClient;
   let bystanderOrder: string;
@@ -33,6 +37,11 @@ describe('read replicas (DATABASE_READ_URL)', () => {
     DATABASE_READ_MAX_LAG_BYTES: String(1024 ** 3),
     ...extra,
   });
+  /** partner_db_reads_total by route, from the process's metrics endpoint. */
+  const readCounts = async (): Promise<Record<string, number>> => {
+    const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+    return Object.fromEntries([...text.matchAll(/^partner_db_reads_total\{route="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+  };
   const readyz = async (target: TestApi) => (await target.fetch('GET', '/readyz')).body as { status: string; replicas: { name: string; state: string; lag_bytes?: number }[] };
   /** Changes an order's external id on the primary only, as no partner write would (no event): what a GET shows says which server answered. */
   const markOnPrimary = async (orderId: string) => {
@@ -47,8 +56,12 @@ describe('read replicas (DATABASE_READ_URL)', () => {
     connection = connectDatabase(database.url, { max: 2, applicationName: 'replica-test-fixtures' });
     const f = fixtures(connection.db);
     tenant = await buildTenant(f);
-    const bystanderTenant = await buildTenant(f);
-    api = await startTestApi(replicaEnv(), database.url);
+    bystanderTenant = await buildTenant(f);
+    // The real process's start (startPartnerApi) with its metrics endpoint, which counts where reads were answered.
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', PARTNER_DB_POOL_SIZE: '4', ...replicaEnv() });
+    const running = await startPartnerApi({ config, databaseUrl: database.url, logger: createLogger(config, 'replica-test'), metrics: { port: 0 } });
+    api = testApi(running.url, () => running.close());
+    metricsUrl = running.metricsUrl!;
     writer = ordersClient(api, await tenant.key());
     bystander = ordersClient(api, await bystanderTenant.key());
     writerSubject = await writer.subject();
@@ -74,6 +87,7 @@ describe('read replicas (DATABASE_READ_URL)', () => {
     const replayed = expectSuccess(await writer.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, writerSubject)), 201);
     await pair.waitForReplay();
     await pair.pauseReplay();
+    const before = await readCounts();
     try {
       const created = expectSuccess(await writer.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, writerSubject)), 201);
       // The replica has not replayed the create: the next GET, on this process or another, is still 200.
@@ -89,6 +103,10 @@ describe('read replicas (DATABASE_READ_URL)', () => {
       expect(expectSuccess(await writerOnOther.get(replayed.order_id), 200).lifecycle).toBe('cancelled');
       expectSuccess(await writer.cancel(created.order_id), 200);
       expect(expectSuccess(await writerOnOther.get(created.order_id), 200).lifecycle).toBe('cancelled');
+      // This process sent those reads to the primary because the replica was behind the client, not by failing over.
+      const after = await readCounts();
+      expect(after.primary_behind_client - before.primary_behind_client).toBe(2);
+      expect(after.primary_after_not_found).toBe(before.primary_after_not_found);
 
       // Meanwhile the replica really is behind: it has neither the order nor the cancel.
       const replica = connectDatabase(pair.onReplica(database.url), { max: 1 });
@@ -118,6 +136,48 @@ describe('read replicas (DATABASE_READ_URL)', () => {
     } finally {
       await pair.resumeReplay();
     }
+  });
+
+  it('every replica-safe route is answered by the replica itself, without failing over: order, exceptions, results, result, FHIR, report document, stream, programs, catalog, requirements', { timeout: 60_000 }, async () => {
+    const lab = laboratoryCaller({ db: connection.db });
+    const { program: programRow, item } = bystanderTenant.sandbox;
+    const program = programRow.id;
+    const orderId = expectSuccess(await bystander.create(orderBody(programRow, item, await bystander.subject())), 201).order_id;
+    for (const step of ['accept', 'collect', 'receive', 'accession'] as const) await lab[step]({ order_id: orderId });
+    const recorded = await lab.recordResult({
+      order_id: orderId,
+      source_result_id: 'LIS-R-1',
+      performing_laboratory_system: 'Sunquest LIS 8',
+      observations: [{ analyte: 'TSH', value: '2.1', unit: 'mIU/L' }],
+      report: { content_type: 'application/pdf', content_base64: REPORT_PDF_BASE64 },
+    });
+    const resultId = recorded.result.result_id;
+    await lab.releaseResult({ result_id: resultId, as: 'final' });
+    // The report endpoint issues a retrieval record (a write: the primary); following it is a replica read.
+    const documentPath: string = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results/${resultId}/report`, { key: bystander.key })).report.retrieval_path;
+    await pair.waitForReplay();
+    await eventually(async () => expect((await readyz(api)).replicas[0].state).toBe('up'));
+
+    const before = await readCounts();
+    const paths = [
+      `/v1/orders/${orderId}`,
+      `/v1/orders/${orderId}/exceptions`,
+      `/v1/orders/${orderId}/results`,
+      `/v1/orders/${orderId}/results/${resultId}`,
+      `/v1/orders/${orderId}/results/${resultId}/fhir`,
+      documentPath,
+      '/v1/events',
+      '/v1/programs',
+      `/v1/programs/${program}`,
+      `/v1/programs/${program}/catalog`,
+      `/v1/programs/${program}/requirements`,
+    ];
+    for (const path of paths) {
+      const response = await api.call('GET', path, { key: bystander.key });
+      expect(response.status, `${path}: ${response.text}`).toBe(200);
+    }
+    const after = await readCounts();
+    expect({ ...after, replica: after.replica - before.replica }).toEqual({ ...before, replica: paths.length });
   });
 
   it('a replica lagging beyond DATABASE_READ_MAX_LAG_BYTES is skipped: every read goes to the primary', { timeout: 60_000 }, async () => {
