@@ -8,3 +8,4 @@ export * from './embedded';
 export * from './test-database';
 export * from './resolve';
 export * from './free-port';
+export * from './replica-lag';
