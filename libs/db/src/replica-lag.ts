@@ -24,7 +24,8 @@ export interface ReplicaLag {
  * Reads a replica's lag against its primary: one query on each (the primary's position first, so a
  * replica that replays meanwhile can only look less behind than it was, never more). Throws when
  * the replica is not a standby (`pg_is_in_recovery()` false): a promoted or misconfigured replica
- * is not lag. Used by the API's replica monitor and by the capacity bench.
+ * is not lag. The API's replica monitor checks each replica with it; the replica test harness's
+ * lag() measures with it too (testing/replica.ts).
  */
 export async function readReplicaLag(replica: Sql, primary: Sql): Promise<ReplicaLag> {
   const [{ primary_lsn: primaryLsn }] = await primary<{ primary_lsn: string }[]>`select pg_current_wal_lsn()::text as primary_lsn`;

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../test-database';
-import { startReplicaPair, type ReplicaPair } from './replica';
+import { startReplicaPair, startStreamingReplica, type ReplicaPair } from './replica';
 
 describe('streaming replica harness', () => {
   let pair: ReplicaPair;
@@ -39,6 +39,19 @@ describe('streaming replica harness', () => {
       await replica.end();
       await primary.end();
       await database.drop();
+    }
+  });
+
+  it('a second replica of the same primary streams too, and its stop() leaves no slot holding the primary WAL', { timeout: 60_000 }, async () => {
+    const second = await startStreamingReplica(pair.primary);
+    const primary = postgres(pair.primaryUrl, { max: 1, onnotice: () => undefined });
+    try {
+      expect((await primary`select count(*)::int as n from pg_replication_slots`)[0].n).toBe(2);
+      await second.waitForReplay();
+      await second.stop();
+      expect((await primary`select count(*)::int as n from pg_replication_slots`)[0].n).toBe(1);
+    } finally {
+      await primary.end();
     }
   });
 

@@ -8,12 +8,14 @@
  *   const db = await createTestDatabase(pair.primaryUrl);   // replayed on the replica too
  *   pair.onReplica(db.url);                          // the same database's URL on the replica
  *   await pair.pauseReplay();  …  await pair.resumeReplay(); await pair.waitForReplay();
- *   await pair.lag();                               // { bytes, seconds, … } (readReplicaLag)
+ *   await pair.lag();                               // { bytes, seconds, … } (readReplicaLag; opens two
+ *                                                   // connections: to sample often, call readReplicaLag with your own pools)
  *   await pair.stopReplica();                       // the replica gone, the primary still up
  *   await pair.stop();                              // both, and their folders
  *
  * `startStreamingReplica(primary)` adds a replica to any embedded primary whose data folder is on
- * this machine (the capacity bench measures replica lag under load with it). As root, both servers
+ * this machine. Meant to be shared: the read-replica tests use it, and a bench measuring replica lag
+ * under load can start the same pair (import from `@lop/db/testing/replica`). As root, both servers
  * run as the `postgres` OS user (see embedded.ts); their folders are made traversable for it.
  */
 import { execFileSync } from 'node:child_process';
@@ -123,6 +125,34 @@ export async function startStreamingReplica(primary: EmbeddedServer, options: { 
   const folder = makeFolder('lop-replica-');
   const dataDir = join(folder, 'postgres');
   const slot = `lop_replica_${process.pid}_${Date.now().toString(36)}`;
+  try {
+    return await startReplicaIn(primary, folder, dataDir, slot, options);
+  } catch (error) {
+    // Nothing left behind: no folder, no slot holding the primary's WAL.
+    await dropSlot(primary, slot);
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function dropSlot(primary: EmbeddedServer, slot: string): Promise<void> {
+  const sql = postgres(primary.url, { max: 1, onnotice: () => undefined, connect_timeout: 2 });
+  try {
+    // A replica just stopped may still show as streaming for a moment: an active slot cannot be dropped.
+    for (let tries = 0; tries < 50; tries++) {
+      const [left] = await sql<{ active: boolean }[]>`select active from pg_replication_slots where slot_name = ${slot}`;
+      if (!left) return;
+      if (!left.active) await sql`select pg_drop_replication_slot(${slot})`.catch(() => undefined);
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch {
+    // The primary is gone: so is the WAL the slot held.
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+async function startReplicaIn(primary: EmbeddedServer, folder: string, dataDir: string, slot: string, options: { log?: Log }): Promise<StreamingReplica> {
   const admin = postgres(primary.url, { max: 1, onnotice: () => undefined });
   try {
     await admin`select pg_create_physical_replication_slot(${slot}, true)`;
@@ -191,10 +221,8 @@ export async function startStreamingReplica(primary: EmbeddedServer, options: { 
     stopReplica,
     stop: async () => {
       await stopReplica();
-      const cleanup = postgres(primary.url, { max: 1, onnotice: () => undefined, connect_timeout: 2 });
       // The slot would keep the primary's WAL forever once nobody streams from it.
-      await cleanup`select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = ${slot}`.catch(() => undefined);
-      await cleanup.end({ timeout: 5 });
+      await dropSlot(primary, slot);
       rmSync(folder, { recursive: true, force: true });
     },
   };
