@@ -99,7 +99,12 @@ export function bytesTable(r: CapacityResults): string {
 export function replicaLagText(r: CapacityResults): string {
   const l = r.replicaLag;
   if (!l.measured) return `Replica lag under load: not measured (${l.reason}).`;
-  return `Replica lag under the write load (${l.seconds} s, ${bytes(l.walBytesPerSecond)} of WAL a second, ${l.samples} samples): p50 ${bytes(l.lagBytes.p50)} / ${l.lagSeconds.p50} s, p99 ${bytes(l.lagBytes.p99)} / ${l.lagSeconds.p99} s, max ${bytes(l.lagBytes.max)} / ${l.lagSeconds.max} s.`;
+  return (
+    `A streaming replica of the bench's primary (libs/db/src/testing/replica.ts) while partners create orders as fast as this machine takes them ` +
+    `(${fmt(l.ordersPerSecond, 1)} orders a second for ${l.seconds} s, ${bytes(l.walBytesPerSecond)} of WAL a second; ${l.samples} samples): ` +
+    `behind by p50 ${bytes(l.lagBytes.p50)} / ${l.lagSeconds.p50} s, p99 ${bytes(l.lagBytes.p99)} / ${l.lagSeconds.p99} s, at most ${bytes(l.lagBytes.max)} / ${l.lagSeconds.max} s; ` +
+    `caught up ${l.catchUpSeconds} s after the load ended.`
+  );
 }
 
 /** The model applied to the example mixes. */

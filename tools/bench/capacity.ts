@@ -19,11 +19,9 @@
  * neither could be told apart from other databases' work.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import postgres from 'postgres';
-import { connectDatabase, createTestDatabase, ensureEmbeddedPostgres, freePort, type Sql } from '@lop/db';
+import { connectDatabase, createTestDatabase, freePort, type Sql } from '@lop/db';
 import { createSubscription, DataProtector, encodeCursor, PARTNER_BASE_PATH } from '@lop/domain';
 import { startReceiver } from '@lop/testing';
 import { runLoad } from './http-load';
@@ -32,7 +30,8 @@ import { cpuTimeOf, startService, type ServiceProcess } from './processes';
 import { createOrderRequests, getOrderRequests, type BenchRequest } from './requests';
 import { sampleServerCpu, type ServerCpu } from './server-cpu';
 import { generateDeliveryHistory } from './delivery-history';
-import { measureReplicaLag, type ReplicaLag } from './replica-lag';
+import { startEmbeddedPrimary, startStreamingReplica } from '@lop/db/testing/replica';
+import { measureReplicaLag, type ReplicaLagFigures } from './replica-lag';
 import type { MeasuredFigures, TableBytes, WorkloadCost } from './capacity-model';
 
 export interface CapacityOptions {
@@ -72,7 +71,7 @@ export interface CapacityResults {
   idle: { apiMsPerSecond: number; workerMsPerSecond: number; databaseMsPerSecond: number; walBytesPerSecond: number };
   workloads: WorkloadRun[];
   bytes: TableBytes[];
-  replicaLag: ReplicaLag;
+  replicaLag: ReplicaLagFigures;
   /** The figures the model takes, derived from the above. */
   figures: MeasuredFigures;
 }
@@ -80,26 +79,12 @@ export interface CapacityResults {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (n: number, digits = 3) => Number(n.toFixed(digits));
 
-/** A private PostgreSQL cluster in a temporary folder, removed afterwards. */
-async function privateCluster(say: (line: string) => void) {
-  const folder = mkdtempSync(join(tmpdir(), 'lop-capacity-'));
-  // As root, PostgreSQL runs as the `postgres` OS user, which must traverse the folder.
-  chmodSync(folder, 0o755);
-  const server = await ensureEmbeddedPostgres({ dataDir: join(folder, 'data'), port: await freePort() });
-  say(`capacity: a private PostgreSQL cluster in ${folder}`);
-  return {
-    url: server.url,
-    stop: async () => {
-      await server.stop();
-      rmSync(folder, { recursive: true, force: true });
-    },
-  };
-}
-
 export async function runCapacity(options: CapacityOptions): Promise<CapacityResults> {
   const { say } = options;
   const loadAverageBefore = loadavg();
-  const cluster = await privateCluster(say);
+  // A private cluster (libs/db/src/testing/replica.ts), so a streaming replica can be attached to it.
+  const cluster = await startEmbeddedPrimary();
+  say(`capacity: a private PostgreSQL cluster in ${cluster.dataDir}`);
   const monitor = postgres(cluster.url, { max: 1, onnotice: () => undefined });
   const services: ServiceProcess[] = [];
   const receiver = await startReceiver();
@@ -286,11 +271,17 @@ export async function runCapacity(options: CapacityOptions): Promise<CapacityRes
       workloads.push(deliveryRun);
       say(`  webhook delivery: ${deliveries} received; per delivery: worker ${deliveryRun.workerMs} ms, PostgreSQL ${deliveryRun.databaseMs} ms, ${deliveryRun.walBytes} WAL bytes`);
 
-      // Replica lag under the write load (when a replica can be made here).
-      const replicaLag = await measureReplicaLag({ say, reason: 'no streaming replica harness on this branch yet (libs/db/src/testing/replica.ts of branch read-replicas)' });
+      // Replica lag under the write load: a streaming replica attached now (so its replay and the
+      // primary's WAL sender were not in the figures above), then creates at the highest rate
+      // this machine takes (8 connections, no fixed rate), its lag sampled every 100 ms.
+      serverCpu.stop();
+      say('capacity: replica lag under the write load (a streaming replica, creates at peak)');
+      const replicaLag = await replicaLagUnderLoad(cluster, async () => {
+        const result = await runLoad({ url: api.url, title: 'POST /v1/orders at peak', seconds: options.seconds, connections: 8, request: createOrderRequests(data), expectStatus: 201 });
+        return { orders: result.total - result.failures };
+      }, say);
 
       for (const service of services.splice(0)) await service.stop();
-      serverCpu.stop();
 
       say(`capacity: delivery history (${options.deliveries.toLocaleString('en-US')} deliveries)`);
       const history = await generateDeliveryHistory(connection.sql, { deliveries: options.deliveries, retryShare: 0.1, log: (line) => say(`  ${line}`) });
@@ -326,6 +317,26 @@ export async function runCapacity(options: CapacityOptions): Promise<CapacityRes
     await receiver.close();
     await monitor.end({ timeout: 1 });
     await cluster.stop();
+  }
+}
+
+async function replicaLagUnderLoad(primary: Awaited<ReturnType<typeof startEmbeddedPrimary>>, writeLoad: () => Promise<{ orders: number }>, say: (line: string) => void): Promise<ReplicaLagFigures> {
+  let replica: Awaited<ReturnType<typeof startStreamingReplica>> | undefined;
+  try {
+    replica = await startStreamingReplica(primary);
+    await replica.waitForReplay(300_000);
+  } catch (error) {
+    await replica?.stop().catch(() => undefined);
+    return { measured: false, reason: `no streaming replica could be made here: ${(error as Error).message}` };
+  }
+  const replicaSql = postgres(replica.url, { max: 1, onnotice: () => undefined });
+  const primarySql = postgres(primary.url, { max: 1, onnotice: () => undefined });
+  try {
+    return await measureReplicaLag({ primary: primarySql, replica: replicaSql, writeLoad, say });
+  } finally {
+    await replicaSql.end({ timeout: 1 });
+    await primarySql.end({ timeout: 1 });
+    await replica.stop();
   }
 }
 
