@@ -65,10 +65,19 @@ const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 /** The measured figures: cost per request and bytes per row. */
 export function figuresTable(r: CapacityResults): string {
   const lines = [
-    row(['workload (fixed rate)', 'unit', 'units', 'API CPU ms', 'worker CPU ms', 'PostgreSQL CPU ms', 'WAL bytes', 'p50 / p99 ms']),
+    row(['workload (fixed rate)', 'unit', 'units', 'API CPU ms', 'worker CPU ms', 'PostgreSQL CPU ms', 'WAL bytes (whole pages)', 'p50 / p99 ms']),
     row(['---', '---', '---:', '---:', '---:', '---:', '---:', '---:']),
     ...r.workloads.map((w) =>
-      row([`${w.title}${w.unit === 'delivery' ? '' : ` at ${fmt(w.rate)}/s`}`, w.unit, fmt(w.units), ms(w.apiMs), ms(w.workerMs), ms(w.databaseMs), fmt(w.walBytes), w.unit === 'delivery' ? '' : `${w.p50} / ${w.p99}`]),
+      row([
+        `${w.title}${w.unit === 'delivery' ? '' : ` at ${fmt(w.rate)}/s`}`,
+        w.unit,
+        fmt(w.units),
+        ms(w.apiMs),
+        ms(w.workerMs),
+        ms(w.databaseMs),
+        `${fmt(w.walBytes)}${w.fullPageImages === undefined ? '' : ` (${fmt(w.fullPageImages, 1)})`}`,
+        w.unit === 'delivery' ? '' : `${w.p50} / ${w.p99}`,
+      ]),
     ),
   ];
   const read = perEventRead(r.figures);
