@@ -65,10 +65,10 @@ describe('the capacity model', () => {
     expect(s.wal.peakBytesPerSecond).toBeCloseTo(2 * 4000 + 18 * 2000 + 20 * 3000);
   });
 
-  it('sizes RAM so the last month of history and the retained deliveries fit in half of it', () => {
+  it('sizes RAM so a day of history and of deliveries fits in half of it', () => {
     const s = size(figures, { ...mix, ordersPerDay: mix.ordersPerDay * 10 });
     const hot = s.storage.hotBytes;
-    expect(hot).toBeCloseTo(s.storage.historyBytesPerMonth + s.storage.deliveryBytesRetained);
+    expect(hot).toBeCloseTo(864_000 * (2000 + 10 * 1000) + 864_000 * 10 * (300 + 1.1 * 1500));
     expect(s.plan.primaryRamGb * 1024 ** 3).toBeGreaterThanOrEqual(2 * hot);
     expect((s.plan.primaryRamGb / 2) * 1024 ** 3).toBeLessThan(2 * hot);
   });

@@ -109,7 +109,7 @@ export interface Sizing {
     historyBytesPerMonth: number;
     /** Deliveries and attempts are kept `webhookRetentionDays`: their tables stop growing at this size. */
     deliveryBytesRetained: number;
-    /** The last month of history plus the retained deliveries: what partners and the worker read. */
+    /** One day of history and of deliveries: what partners page and read back, and the worker works on. */
     hotBytes: number;
   };
   replica: { advised: boolean; reason: string };
@@ -152,9 +152,9 @@ export function size(f: MeasuredFigures, mix: PartnerMix, settings: ModelSetting
 
   const historyBytesPerMonth = mix.ordersPerDay * DAYS_PER_MONTH * (f.bytesPerOrder + e * f.bytesPerEvent);
   const deliveryBytesRetained = mix.ordersPerDay * e * mix.webhookEndpointsPerClient * settings.webhookRetentionDays * (f.bytesPerDelivery + settings.attemptsPerDelivery * f.bytesPerAttempt);
-  const hotBytes = historyBytesPerMonth + deliveryBytesRetained;
+  const hotBytes = (historyBytesPerMonth / DAYS_PER_MONTH) + deliveryBytesRetained / settings.webhookRetentionDays;
   const primaryVcpu = powerOfTwoAtLeast(Math.max(2, Math.ceil(database)));
-  // RAM: the machine's usual share per vCPU, or enough that the hot data fits in half of it (the rest: connections, work_mem, the OS).
+  // RAM: the machine's usual share per vCPU, or enough that a day's data fits in half of it (the rest: connections, work_mem, the OS).
   const primaryRamGb = Math.max(primaryVcpu * settings.ramGbPerVcpu, powerOfTwoAtLeast(Math.ceil((2 * hotBytes) / 1024 ** 3)));
 
   const readShare = database > 0 ? databaseReads / database : 0;

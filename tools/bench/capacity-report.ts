@@ -7,7 +7,7 @@ import { DEFAULT_SETTINGS, PAGE_EVENTS, perEventRead, predictBytes, project, sin
 export const EXAMPLE_MIXES: PartnerMix[] = [
   { name: 'one laboratory, a few partners', ordersPerDay: 2_000, clients: 5, pollingClients: 2, pollIntervalSeconds: 60, webhookEndpointsPerClient: 1, readsPerOrder: 3, peakFactor: 3 },
   { name: 'a regional network', ordersPerDay: 50_000, clients: 40, pollingClients: 20, pollIntervalSeconds: 10, webhookEndpointsPerClient: 1, readsPerOrder: 4, peakFactor: 3 },
-  { name: 'read-heavy: partners poll every second', ordersPerDay: 50_000, clients: 400, pollingClients: 400, pollIntervalSeconds: 1, webhookEndpointsPerClient: 0, readsPerOrder: 20, peakFactor: 3 },
+  { name: 'read-heavy: 1,000 partners poll every second', ordersPerDay: 50_000, clients: 1_000, pollingClients: 1_000, pollIntervalSeconds: 1, webhookEndpointsPerClient: 0, readsPerOrder: 20, peakFactor: 3 },
   { name: 'national scale', ordersPerDay: 1_000_000, clients: 200, pollingClients: 150, pollIntervalSeconds: 5, webhookEndpointsPerClient: 2, readsPerOrder: 4, peakFactor: 4 },
 ];
 
@@ -124,7 +124,7 @@ export function examplesTable(f: MeasuredFigures): string {
     row(['', ...sized.map((s) => s.mix.name)]),
     row(['---', ...sized.map(() => '---:')]),
     col('orders a day (peak factor)', (s) => `${fmt(s.mix.ordersPerDay)} (× ${s.mix.peakFactor})`),
-    col('clients; polling every', (s) => `${s.mix.clients}; ${s.mix.pollingClients} every ${s.mix.pollIntervalSeconds} s`),
+    col('clients; polling every', (s) => `${fmt(s.mix.clients)}; ${fmt(s.mix.pollingClients)} every ${s.mix.pollIntervalSeconds} s`),
     col('webhook endpoints per client; GETs per order', (s) => `${s.mix.webhookEndpointsPerClient}; ${s.mix.readsPerOrder}`),
     col('at peak: creates / event writes / deliveries a second', (s) => `${fmt(s.rates.createsPerSecond, 1)} / ${fmt(s.rates.eventWritesPerSecond, 1)} / ${fmt(s.rates.deliveriesPerSecond, 1)}`),
     col('at peak: GETs / polls / events read a second', (s) => `${fmt(s.rates.getsPerSecond, 1)} / ${fmt(s.rates.pollsPerSecond, 1)} / ${fmt(s.rates.eventsReadPerSecond, 1)}`),
@@ -213,7 +213,7 @@ export function capacityMarkdown(r: CapacityResults & { check?: StorageCheck }):
     '',
     replicaLagText(r),
     '',
-    '### The model on three partner mixes',
+    '### The model on the example partner mixes',
     '',
     examplesTable(r.figures),
     '',

@@ -83,6 +83,8 @@ const { values } = parseArgs({
     'capacity-rates': { type: 'string', default: 'get=100,page=10,poll=50,create=20,simulate=5' },
     // A capacity result to check this run's storage against (default: the newest of another size in --out; `none` for no check).
     'capacity-reference': { type: 'string' },
+    // Writes a capacity result's .md again from its .json with the model as it is now (after a change to the model).
+    'capacity-report': { type: 'string' },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
     'noisy-create-budget': { type: 'string', default: '2400' },
   },
@@ -190,6 +192,15 @@ async function capacityRun(): Promise<void> {
   writeFileSync(join(values.out!, `${name}.md`), markdown);
   console.log(markdown);
   say(`written: ${join(values.out!, `${name}.json`)} and .md; \`npm run docs\` puts its figures into docs/capacity.md`);
+}
+
+if (values['capacity-report']) {
+  const file = values['capacity-report'];
+  const markdown = capacityMarkdown(readCapacity(file));
+  writeFileSync(file.replace(/\.json$/, '.md'), markdown);
+  console.log(markdown);
+  await location.stop();
+  process.exit(0);
 }
 
 if (values.capacity) {
