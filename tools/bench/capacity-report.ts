@@ -174,7 +174,7 @@ export function projectionTable(r: CapacityResults, events = 1e9): string {
 export function checkTable(check: StorageCheck | undefined): string {
   if (!check) return 'No run of another size to check against: run `npm run bench -- --capacity --capacity-orders 1000000` after a default run.';
   return [
-    `Predicted from the bytes per row of the run of ${check.reference.date} (${fmt(check.reference.orders)} orders, ${fmt(check.reference.events)} events), measured in this one:`,
+    `Predicted from the bytes per row of the run of ${check.reference.date} (\`${check.reference.file}\`: ${fmt(check.reference.orders)} orders, ${fmt(check.reference.events)} events), measured in this one:`,
     '',
     row(['table', 'rows here', 'predicted', 'measured', 'measured ÷ predicted']),
     row(['---', '---:', '---:', '---:', '---:']),

@@ -20,7 +20,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { connectDatabase, createTestDatabase, freePort, locateDatabase } from '@lop/db';
@@ -183,7 +183,7 @@ async function capacityRun(): Promise<void> {
           const events = readCapacity(file).data.events;
           return Math.max(events, results.data.events) / Math.max(1, Math.min(events, results.data.events)) >= 5;
         }));
-  const check = referenceFile ? storageCheck(results, readCapacity(referenceFile), referenceFile.slice(REPO_ROOT.length)) : undefined;
+  const check = referenceFile ? storageCheck(results, readCapacity(referenceFile), relative(REPO_ROOT, resolve(referenceFile))) : undefined;
   const output = { ...results, check };
   const markdown = capacityMarkdown(output);
   mkdirSync(values.out!, { recursive: true });
