@@ -83,6 +83,8 @@ const { values } = parseArgs({
     'capacity-rates': { type: 'string', default: 'get=100,page=10,poll=50,create=20,simulate=5' },
     // A capacity result to check this run's storage against (default: the newest of another size in --out; `none` for no check).
     'capacity-reference': { type: 'string' },
+    // No streaming replica (its base backup copies the whole data folder: about 17 GB at 10 M events).
+    'capacity-skip-replica': { type: 'boolean', default: false },
     // Writes a capacity result's .md again from its .json with the model as it is now (after a change to the model).
     'capacity-report': { type: 'string' },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
@@ -168,6 +170,7 @@ async function capacityRun(): Promise<void> {
     seconds: num(values.seconds, 15, 4),
     rates: { get: 100, page: 10, poll: 50, create: 20, simulate: 5, ...rates },
     deliveries: Number(values['capacity-deliveries']),
+    replica: !values['capacity-skip-replica'],
     apiEntry: await apiEntryPoint(),
     workerEntry: values.source ? 'apps/delivery-worker/src/main.ts' : workerEntry,
     apiNodeOptions: values['api-node-options']!,
