@@ -9,10 +9,10 @@
  *    laboratory operations: per event written) and webhook delivery end to end (the worker posting
  *    to a receiver in this process). Each workload runs at a fixed, moderate rate for `seconds`;
  *    each process's CPU is read from /proc before and after, less what it used idle in the same time.
- *  - Bytes per order, event, delivery and attempt at scale: a history loaded in SQL
- *    (load-data.ts) and a delivery history generated from the deliveries the worker really
- *    wrote, measured with pg_total_relation_size summed over partitions (pg_partition_tree).
- *  - Replica lag under the write load, when a streaming replica is available (replica-lag.ts).
+ *  - Bytes per order, event, delivery and attempt at scale: a history of production orders loaded
+ *    in SQL (load-data.ts) and a delivery history copied from a delivery the worker really made
+ *    (delivery-history.ts); table (with TOAST) and index bytes summed over partitions (tableBytes).
+ *  - Replica lag under the write load, on a streaming replica attached for it (replica-lag.ts).
  *
  * PostgreSQL is a cluster of its own (the embedded PostgreSQL in a temporary folder), so every
  * CPU second of its processes and every WAL byte in the window is this bench's: on a shared server
@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import postgres from 'postgres';
 import { connectDatabase, createTestDatabase, freePort, type Sql } from '@lop/db';
+import { startEmbeddedPrimary, startStreamingReplica } from '@lop/db/testing/replica';
 import { createSubscription, DataProtector, encodeCursor, PARTNER_BASE_PATH } from '@lop/domain';
 import { startReceiver } from '@lop/testing';
 import { runLoad } from './http-load';
@@ -30,7 +31,6 @@ import { cpuTimeOf, startService, type ServiceProcess } from './processes';
 import { createOrderRequests, getOrderRequests, type BenchRequest } from './requests';
 import { sampleServerCpu, type ServerCpu } from './server-cpu';
 import { generateDeliveryHistory } from './delivery-history';
-import { startEmbeddedPrimary, startStreamingReplica } from '@lop/db/testing/replica';
 import { measureReplicaLag, type ReplicaLagFigures } from './replica-lag';
 import type { MeasuredFigures, TableBytes, WorkloadCost } from './capacity-model';
 
