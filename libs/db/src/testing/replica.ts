@@ -60,6 +60,12 @@ export interface ReplicaPair extends StreamingReplica {
 
 type Log = (line: string) => void;
 
+export interface ReplicaOptions {
+  log?: Log;
+  /** Extra settings of the replica (postgresql.auto.conf), e.g. `{ max_standby_streaming_delay: '0' }` to provoke recovery conflicts. */
+  settings?: Record<string, string>;
+}
+
 function makeFolder(prefix: string): string {
   const folder = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(folder, 0o755);
@@ -121,7 +127,7 @@ const quote = (value: string) => `'${value.replace(/'/g, "''")}'`;
  * A streaming replica of `primary`, on a free port: a physical replication slot keeps the WAL it
  * needs from the backup's start, and the replica streams from it (hot standby: it answers reads).
  */
-export async function startStreamingReplica(primary: EmbeddedServer, options: { log?: Log } = {}): Promise<StreamingReplica> {
+export async function startStreamingReplica(primary: EmbeddedServer, options: ReplicaOptions = {}): Promise<StreamingReplica> {
   const folder = makeFolder('lop-replica-');
   const dataDir = join(folder, 'postgres');
   const slot = `lop_replica_${process.pid}_${Date.now().toString(36)}`;
@@ -152,7 +158,7 @@ async function dropSlot(primary: EmbeddedServer, slot: string): Promise<void> {
   }
 }
 
-async function startReplicaIn(primary: EmbeddedServer, folder: string, dataDir: string, slot: string, options: { log?: Log }): Promise<StreamingReplica> {
+async function startReplicaIn(primary: EmbeddedServer, folder: string, dataDir: string, slot: string, options: ReplicaOptions): Promise<StreamingReplica> {
   const admin = postgres(primary.url, { max: 1, onnotice: () => undefined });
   try {
     await admin`select pg_create_physical_replication_slot(${slot}, true)`;
@@ -170,7 +176,8 @@ async function startReplicaIn(primary: EmbeddedServer, folder: string, dataDir: 
   mkdirSync(join(dataDir, 'pg_wal', 'archive_status'), { recursive: true, mode: 0o700 });
   writeFileSync(join(dataDir, 'standby.signal'), '');
   const conninfo = `host=127.0.0.1 port=${primary.port} user=postgres password=postgres application_name=${slot}`;
-  appendFileSync(join(dataDir, 'postgresql.auto.conf'), `\nprimary_conninfo = ${quote(conninfo)}\nprimary_slot_name = ${quote(slot)}\nhot_standby = on\n`);
+  const extra = Object.entries(options.settings ?? {}).map(([name, value]) => `${name} = ${quote(value)}\n`).join('');
+  appendFileSync(join(dataDir, 'postgresql.auto.conf'), `\nprimary_conninfo = ${quote(conninfo)}\nprimary_slot_name = ${quote(slot)}\nhot_standby = on\n${extra}`);
   if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:postgres', folder]);
   chmodSync(dataDir, 0o700);
 
@@ -229,7 +236,7 @@ async function startReplicaIn(primary: EmbeddedServer, folder: string, dataDir: 
 }
 
 /** A fresh embedded primary and one streaming replica of it; stop() stops both and removes their folders. */
-export async function startReplicaPair(options: { log?: Log } = {}): Promise<ReplicaPair> {
+export async function startReplicaPair(options: ReplicaOptions = {}): Promise<ReplicaPair> {
   const primary = await startEmbeddedPrimary(options);
   try {
     const replica = await startStreamingReplica(primary, options);
