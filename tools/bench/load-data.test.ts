@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { toPartnerEvent } from '@lop/domain';
+import { createSubscription, DataProtector, toPartnerEvent } from '@lop/domain';
 import { testDatabaseUrl } from '@lop/testing';
 import { loadBenchData } from './load-data';
 
@@ -32,5 +33,37 @@ describe('the bench loader', () => {
       const sequences = rows.filter((row) => row.client_id === clientId).map((row) => Number(row.sequence));
       expect(sequences).toEqual(sequences.map((_, i) => i + 1));
     }
+  }, 120_000);
+
+  it('with environment production, the copies, streams and the key handed back are production\'s, each stored JSON its own columns rendered', async () => {
+    await connection.sql`truncate orders, events, event_streams, specimens, result_versions, order_exceptions cascade`;
+    const data = await loadBenchData(connection, { orders: 40, otherClients: 1, environment: 'production' });
+    expect(data.caller.environment).toBe('production');
+    const rows = await connection.sql<{ id: string; client_id: string; environment: 'production'; sequence: string; type: string; version: number; occurred_at: string; program_id: string | null; order_id: string | null; data: Record<string, unknown>; body: string }[]>`
+      select * from events where client_id = ${data.caller.clientId} and environment = 'production' order by sequence`;
+    expect(rows.length).toBe(data.eventCount);
+    expect(rows.map((row) => Number(row.sequence))).toEqual(rows.map((_, i) => i + 1));
+    for (const row of rows) {
+      const rendered = JSON.stringify(
+        toPartnerEvent({ id: row.id, clientId: row.client_id, environment: row.environment, sequence: Number(row.sequence), type: row.type, version: row.version, occurredAt: new Date(row.occurred_at), programId: row.program_id, orderId: row.order_id, data: row.data }),
+      );
+      expect(row.body).toBe(rendered);
+      expect(JSON.parse(row.body).environment).toBe('production');
+    }
+    const [{ synthetic }] = await connection.sql<{ synthetic: number }[]>`select count(*)::int as synthetic from orders where environment = 'production' and synthetic`;
+    expect(synthetic).toBe(0);
+    expect(data.orderIds.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it("leaves the pool's connections usable: a webhook subscription created after the load is there (after DISCARD ALL it was lost)", async () => {
+    const data = await loadBenchData(connection, { orders: 20, otherClients: 1, exclusive: true });
+    const created = await createSubscription(
+      connection.db,
+      new DataProtector(randomBytes(32)),
+      { clientId: data.caller.clientId, environment: 'sandbox', url: 'http://127.0.0.1:9/hook', eventTypes: ['order.created'] },
+      { allowLoopback: true, servicePorts: [] },
+    );
+    const rows = await connection.sql`select id from webhook_subscriptions where id = ${created.subscription_id}`;
+    expect(rows).toHaveLength(1);
   }, 120_000);
 });

@@ -12,13 +12,15 @@
  *   npm run bench -- --noisy-neighbour-only                            # one client's load against another's latency (tools/bench/noisy-neighbour.ts)
  *   npm run bench -- --upgrade --delivery-rows 250000                  # a rolling upgrade from the previous release under traffic (tools/upgrade)
  *   npm run bench -- --soak --minutes 20 --busy 6                       # replicas SIGKILLed under several partners' writes (tools/bench/soak.ts)
+ *   npm run bench -- --capacity                                        # the capacity model's figures (tools/bench/capacity.ts, docs/capacity.md)
+ *   npm run bench -- --capacity --capacity-orders 1000000               # the same at 10 M events, checked against the last default run
  *
  * Uses DATABASE_URL's server (a fresh database is created on it and dropped afterwards) or the
  * embedded PostgreSQL. Everything runs on 127.0.0.1; every load is bounded in time.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { connectDatabase, createTestDatabase, freePort, locateDatabase } from '@lop/db';
@@ -33,6 +35,8 @@ import { measureNoisyNeighbour, noisyNeighbourMarkdown, type NoisyNeighbourResul
 import { measureWebhooks, type NotMeasured } from './webhooks';
 import { rollingUpgrade, upgradeSummary } from '../upgrade/rolling-upgrade';
 import { runSoak, soakMarkdown } from './soak';
+import { runCapacity } from './capacity';
+import { capacityMarkdown, capacityResultFiles, readCapacity, storageCheck } from './capacity-report';
 
 const { values } = parseArgs({
   options: {
@@ -72,6 +76,17 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '5' },
     'kill-every': { type: 'string', default: '35' },
     busy: { type: 'string', default: '0' },
+    // Capacity (tools/bench/capacity.ts): the figures of docs/capacity.md's model.
+    capacity: { type: 'boolean', default: false },
+    'capacity-orders': { type: 'string', default: '100000' },
+    'capacity-deliveries': { type: 'string', default: '1000000' },
+    'capacity-rates': { type: 'string', default: 'get=100,page=10,poll=50,create=20,simulate=5' },
+    // A capacity result to check this run's storage against (default: the newest of another size in --out; `none` for no check).
+    'capacity-reference': { type: 'string' },
+    // No streaming replica (its base backup copies the whole data folder: about 17 GB at 10 M events).
+    'capacity-skip-replica': { type: 'boolean', default: false },
+    // Writes a capacity result's .md again from its .json with the model as it is now (after a change to the model).
+    'capacity-report': { type: 'string' },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
     'noisy-create-budget': { type: 'string', default: '2400' },
   },
@@ -141,6 +156,58 @@ async function scaleRun(): Promise<void> {
 
 if (values.scale) {
   await scaleRun();
+  await location.stop();
+  process.exit(0);
+}
+
+async function capacityRun(): Promise<void> {
+  const rates = Object.fromEntries(values['capacity-rates']!.split(',').map((pair) => pair.split('=')).map(([k, v]) => [k, Number(v)]));
+  const workerEntry = 'tmp/bench/delivery-worker/main.js';
+  if (!values.source) await bundle('apps/delivery-worker/src/main.ts', join(REPO_ROOT, workerEntry));
+  const results = await runCapacity({
+    orders: Number(values['capacity-orders']),
+    otherClients: Number(values['other-clients']),
+    seconds: num(values.seconds, 15, 4),
+    rates: { get: 100, page: 10, poll: 50, create: 20, simulate: 5, ...rates },
+    deliveries: Number(values['capacity-deliveries']),
+    replica: !values['capacity-skip-replica'],
+    apiEntry: await apiEntryPoint(),
+    workerEntry: values.source ? 'apps/delivery-worker/src/main.ts' : workerEntry,
+    apiNodeOptions: values['api-node-options']!,
+    logLevel: settings.logLevel,
+    poolSize: settings.poolSize,
+    say,
+  });
+  // The check: this run's storage predicted from the bytes per row of a run of another size.
+  const referenceFile =
+    values['capacity-reference'] === 'none'
+      ? undefined
+      : (values['capacity-reference'] ?? capacityResultFiles(values.out!).find((file) => {
+          const events = readCapacity(file).data.events;
+          return Math.max(events, results.data.events) / Math.max(1, Math.min(events, results.data.events)) >= 5;
+        }));
+  const check = referenceFile ? storageCheck(results, readCapacity(referenceFile), relative(REPO_ROOT, resolve(referenceFile))) : undefined;
+  const output = { ...results, check };
+  const markdown = capacityMarkdown(output);
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${results.date.slice(0, 16).replace(':', '')}Z-capacity`;
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify(output, null, 2)}\n`);
+  writeFileSync(join(values.out!, `${name}.md`), markdown);
+  console.log(markdown);
+  say(`written: ${join(values.out!, `${name}.json`)} and .md; \`npm run docs\` puts its figures into docs/capacity.md`);
+}
+
+if (values['capacity-report']) {
+  const file = values['capacity-report'];
+  const markdown = capacityMarkdown(readCapacity(file));
+  writeFileSync(file.replace(/\.json$/, '.md'), markdown);
+  console.log(markdown);
+  await location.stop();
+  process.exit(0);
+}
+
+if (values.capacity) {
+  await capacityRun();
   await location.stop();
   process.exit(0);
 }

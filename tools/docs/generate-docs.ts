@@ -27,6 +27,7 @@ import {
   type LifecycleDetail,
   type ProcedureMeta,
 } from '@lop/domain';
+import { capacityBlocks } from '../bench/capacity-docs';
 
 type Json = Record<string, any>;
 
@@ -179,6 +180,8 @@ export function generatedBlocks(): Record<string, string> {
     'webhook-sample-python': sample('tools/examples/webhooks/verify_webhook.py', 'python'),
     scenarios: scenariosTable(),
     versions: versionsTable(document, asyncapi as Json),
+    // docs/capacity.md: the newest `npm run bench -- --capacity` result and the model applied to it.
+    ...capacityBlocks(PROJECT_ROOT),
   };
 }
 
@@ -203,4 +206,5 @@ export const DOC_FILES = [
   'docs/sandbox.md',
   'docs/errors.md',
   'docs/versioning.md',
+  'docs/capacity.md',
 ];
