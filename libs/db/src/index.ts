@@ -8,3 +8,5 @@ export * from './embedded';
 export * from './test-database';
 export * from './resolve';
 export * from './free-port';
+// Time-partitioned tables: creating partitions ahead, listing them, detaching and dropping old ones.
+export * from './partitions';
