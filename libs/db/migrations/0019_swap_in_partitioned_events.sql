@@ -9,6 +9,11 @@
 -- UPDATE EXCLUSIVE for the attach: held for the catalog changes only, and waited for at most 200 ms,
 -- under the API's lock_timeout (0.5 s), so partner queries queued behind the wait never time out;
 -- the runner retries the whole transaction.
+-- Every partner transaction touches events, some for seconds on a busy machine (an order operation
+-- reads the stream's position first and appends last), so a 200 ms moment with no holder may take
+-- many tries: 60 of them, each waiting at most 200 ms, then backing off (up to 5 s) so partners
+-- run between them. (The rolling-upgrade test saw 10 tries fail in a row.)
+-- lop-migrate: attempts 60
 SET lock_timeout = '200ms';--> statement-breakpoint
 SET statement_timeout = '5s';--> statement-breakpoint
 DO $$
