@@ -38,11 +38,14 @@ async function isPartitioned(sql: Sql): Promise<boolean> {
   return row.partitioned;
 }
 
-/** Makes the partitions of the current month and the EVENTS_MONTHS_AHEAD after it; idempotent. */
-export async function ensureEventPartitions(sql: Sql, now: Date = new Date()): Promise<EventPartitionsState> {
+/**
+ * Makes the partitions of the current month and the EVENTS_MONTHS_AHEAD after it (and of every
+ * month from `since`, for a loader writing history); idempotent.
+ */
+export async function ensureEventPartitions(sql: Sql, now: Date = new Date(), options: { since?: Date } = {}): Promise<EventPartitionsState> {
   if (!(await isPartitioned(sql))) return { partitioned: false, created: [], horizon: undefined };
-  const from = periodStart(now);
-  let to = from;
+  const from = periodStart(options.since && options.since < now ? options.since : now);
+  let to = periodStart(now);
   for (let i = 0; i <= EVENTS_MONTHS_AHEAD; i++) to = nextPeriod(to);
   const created = await ensurePartitions(sql, EVENTS_PARTITIONS, from, to);
   return { partitioned: true, created, horizon: partitionHorizon(await listPartitions(sql, EVENTS_PARTITIONS.table)) };
