@@ -8,20 +8,18 @@
 -- (id) and its unique (client_id, environment, sequence), made on the partition before it is
 -- attached (libs/domain/src/events/partitions.ts makes the later ones the same way). Ids are
 -- random UUIDs, and the stream's counter row (event_streams) hands out each sequence once, so
--- per-partition uniqueness is what the single table's indexes ever caught. The parent holds the
--- client_id foreign key: 0019 adopts the single table's validated one, and a new partition's is
--- checked on an empty table.
+-- per-partition uniqueness is what the single table's indexes ever caught. The client_id foreign
+-- key is each partition's own too: one on the parent would make 0019's ATTACH adopt the single
+-- table's, which drops that table's triggers on api_clients under an ACCESS EXCLUSIVE lock there
+-- (every request reads api_clients); a new partition's is checked on an empty table.
 -- The months from the upper bound 0017 chose (B) come ready, three of them; the delivery worker's
 -- maintenance keeps the current month and three ahead from then on.
--- Nothing else uses the new table: the locks here are on it, its partitions, and a moment's SHARE
--- ROW EXCLUSIVE on api_clients for the foreign key (rare writes; 200 ms wait at most, retried).
+-- Nothing else uses the new table: the locks here are on it, its partitions, and SHARE ROW
+-- EXCLUSIVE on api_clients for the foreign keys (blocks its rare writes, not its reads; 200 ms wait
+-- at most, retried).
 SET lock_timeout = '200ms';--> statement-breakpoint
 SET statement_timeout = '30s';--> statement-breakpoint
 CREATE TABLE IF NOT EXISTS "events_partitioned" (LIKE "events" INCLUDING DEFAULTS INCLUDING STORAGE INCLUDING COMMENTS) PARTITION BY RANGE ("created_at");--> statement-breakpoint
--- The table is new and empty (nothing to scan, no writer to block); the runner applies this file
--- in one transaction, which a failure rolls back whole.
--- squawk-ignore prefer-robust-stmts, adding-foreign-key-constraint, constraint-missing-not-valid
-ALTER TABLE "events_partitioned" ADD CONSTRAINT "events_client_id_api_clients_id_fk" FOREIGN KEY ("client_id") REFERENCES "public"."api_clients"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 DO $$
 DECLARE
   bounds text[];
@@ -41,6 +39,7 @@ BEGIN
       name, month_start AT TIME ZONE 'UTC', (month_start + interval '1 month') AT TIME ZONE 'UTC');
     EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I PRIMARY KEY ("id")', name, name || '_pkey');
     EXECUTE format('CREATE UNIQUE INDEX %I ON %I USING btree ("client_id", "environment", "sequence")', name || '_stream_sequence_idx', name);
+    EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I FOREIGN KEY ("client_id") REFERENCES "api_clients"("id")', name, name || '_client_id_fk');
     month_start := month_start + interval '1 month';
   END LOOP;
 END $$;

@@ -1,12 +1,13 @@
 -- Step 3 of 3 of partitioning events online: one short transaction swaps the tables. The single
 -- table is renamed events_legacy and attached as the partition of its own range — the CHECK 0017
 -- validated proves the range, so ATTACH does not scan it, and its primary key, stream index and
--- client foreign key stay as they are (the parent's foreign key adopts its validated one) — then
+-- client foreign key stay as they are, its own (the parent has none to adopt them) — then
 -- the partitioned table takes the name events. Every statement of both releases names events and
 -- resolves it again at its next run: prepared statements are re-planned on the partitioned table,
 -- whose columns are the single table's, in the same order (0018).
 -- Locks: ACCESS EXCLUSIVE on the single table (the rename) and on the unused partitioned one, SHARE
--- UPDATE EXCLUSIVE for the attach: held for the catalog changes only, and waited for at most 200 ms,
+-- UPDATE EXCLUSIVE for the attach, nothing on api_clients: held for the catalog changes only, and
+-- waited for at most 200 ms,
 -- under the API's lock_timeout (0.5 s), so partner queries queued behind the wait never time out;
 -- the runner retries the whole transaction.
 -- Every partner transaction touches events, some for seconds on a busy machine (an order operation
@@ -47,7 +48,8 @@ BEGIN
       EXECUTE format('CREATE TABLE %I PARTITION OF "events_partitioned" FOR VALUES FROM (%L) TO (%L)',
         name, month_start AT TIME ZONE 'UTC', (month_start + interval '1 month') AT TIME ZONE 'UTC');
       EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I PRIMARY KEY ("id")', name, name || '_pkey');
-      EXECUTE format('CREATE UNIQUE INDEX %I ON %I USING btree ("client_id", "environment", "sequence")', name || '_stream_sequence_idx', name);
+        EXECUTE format('CREATE UNIQUE INDEX %I ON %I USING btree ("client_id", "environment", "sequence")', name || '_stream_sequence_idx', name);
+      EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I FOREIGN KEY ("client_id") REFERENCES "api_clients"("id")', name, name || '_client_id_fk');
       month_start := month_start + interval '1 month';
     END LOOP;
     DROP TABLE "events";

@@ -165,7 +165,7 @@ export const eventStreams = pgTable(
  * never reorder), not its keys. The primary key on id and the unique stream index below exist on
  * each partition, not on the table (a partitioned table's unique keys must include created_at):
  * uniqueness is per partition, which is all the random ids and the stream's counter
- * (event_streams) need. The client foreign key is on the table. Partitions are made ahead by
+ * (event_streams) need. The client foreign key is each partition's own too. Partitions are made ahead by
  * libs/domain/src/events/partitions.ts (ensurePartitions, libs/db/src/partitions.ts); the first one
  * may be `events_legacy`, the single table of earlier releases, attached as the range it held.
  * drizzle-kit generate would not know any of this: a migration touching events is written by hand.

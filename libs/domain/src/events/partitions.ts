@@ -11,11 +11,13 @@ import { ensurePartitions, listPartitions, nextPeriod, partitionHorizon, periodS
 export const EVENTS_PARTITIONS: PartitionedTable = {
   table: 'events',
   unit: 'month',
-  // What the parent cannot hold (its unique keys would have to include created_at): each
-  // partition's own primary key and stream index, as 0018 made the first ones.
+  // What the parent cannot hold (its unique keys would have to include created_at) or does not
+  // (a client foreign key on it would have made 0019 lock api_clients exclusively): each
+  // partition's own primary key, stream index and client foreign key, as 0018 made the first ones.
   localDdl: (partition, name) => [
     `alter table ${partition} add constraint "${name}_pkey" primary key ("id")`,
     `create unique index "${name}_stream_sequence_idx" on ${partition} using btree ("client_id", "environment", "sequence")`,
+    `alter table ${partition} add constraint "${name}_client_id_fk" foreign key ("client_id") references "api_clients"("id")`,
   ],
 };
 
