@@ -20,6 +20,10 @@ describe('a rolling upgrade from the previous release', () => {
     expect(figures.migrate.exitCode, figures.migrate.output).toBe(0);
     expect(figures.migrate.output).toMatch(/^applied 0014_event_body in \d+ ms$/m);
     expect(figures.migrate.output).toMatch(/^applied 0015_deferrable_delivery_event_check in \d+ ms$/m);
+    // events becomes partitioned under the previous release's traffic (issue 32).
+    for (const tag of ['0016_drop_delivery_event_fk', '0017_bound_legacy_events', '0018_partitioned_events', '0019_swap_in_partitioned_events']) {
+      expect(figures.migrate.output).toMatch(new RegExp(`^applied ${tag} in \\d+ ms$`, 'm'));
+    }
     expect(figures.failures).toEqual([]);
     expect(figures.byStatus['201']).toBeGreaterThan(20);
     expect(figures.deadlocks).toBe(0);

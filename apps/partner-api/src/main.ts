@@ -18,6 +18,7 @@ import {
   registerBacklogGauges,
   registerReplicaMetrics,
   ReplicaSet,
+  registerEventPartitionGauge,
   registerRequestLogMetrics,
   startTelemetry,
   traceLogFields,
@@ -97,6 +98,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   const registry = options.metrics ? new Registry() : undefined;
   if (registry) registerBacklogGauges(registry, database.sql);
   if (registry && replicas) registerReplicaMetrics(registry, replicas);
+  if (registry) registerEventPartitionGauge(registry, database.sql);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
   const requestLog = new RequestLogWriter(database.sql, {
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),

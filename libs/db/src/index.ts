@@ -9,3 +9,5 @@ export * from './test-database';
 export * from './resolve';
 export * from './free-port';
 export * from './replica-lag';
+// Time-partitioned tables: creating partitions ahead, listing them, detaching and dropping old ones.
+export * from './partitions';

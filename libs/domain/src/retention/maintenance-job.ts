@@ -1,9 +1,13 @@
 import type { PgBoss, Queue } from 'pg-boss';
 import type { Sql } from '@lop/db';
+import { ensureEventPartitions, type EventPartitionsState } from '../events/partitions';
 import { countPrunedRows, markRetentionRun } from '../metrics/metrics';
 import { pruneExpiredRows, type PrunedRows, type RetentionSettings } from './retention';
 
-/** The one scheduled maintenance job: a retention pass over the tables that would otherwise grow without bound. */
+/**
+ * The one scheduled maintenance job: events' partitions made ahead (events/partitions.ts), then a
+ * retention pass over the tables that would otherwise grow without bound.
+ */
 export const MAINTENANCE_QUEUE = 'partner-maintenance';
 
 /** Every ten minutes (UTC): often enough that rate-limit counters stay a few dozen rows per key. */
@@ -30,7 +34,7 @@ export interface MaintenanceOptions {
   sql: Sql;
   settings: RetentionSettings;
   /** Told after each pass (and each failed one, which pg-boss retries). */
-  onPass?: (outcome: { pruned: PrunedRows; seconds: number } | { error: Error }) => void;
+  onPass?: (outcome: MaintenanceOutcome | { error: Error }) => void;
 }
 
 /**
@@ -47,8 +51,8 @@ export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions
   await boss.work(MAINTENANCE_QUEUE, { batchSize: 1, localConcurrency: 1 }, async () => {
     const started = performance.now();
     try {
-      const pruned = await runMaintenancePass(options.sql, options.settings);
-      options.onPass?.({ pruned, seconds: (performance.now() - started) / 1000 });
+      const outcome = await runMaintenancePass(options.sql, options.settings);
+      options.onPass?.({ ...outcome, seconds: (performance.now() - started) / 1000 });
     } catch (error) {
       options.onPass?.({ error: error as Error });
       throw error;
@@ -56,9 +60,20 @@ export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions
   });
 }
 
-/** One retention pass, counted in the metrics table by table. */
-export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<PrunedRows> {
+export interface MaintenanceOutcome {
+  pruned: PrunedRows;
+  /** The events partitions this pass made, and how far they now reach. */
+  eventPartitions: EventPartitionsState;
+  seconds: number;
+}
+
+/**
+ * One maintenance pass: events' partitions first (an insert past the last one fails, so they come
+ * before anything that could fail the pass), then retention, counted in the metrics table by table.
+ */
+export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<Omit<MaintenanceOutcome, 'seconds'>> {
+  const eventPartitions = await ensureEventPartitions(sql, now);
   const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows });
   markRetentionRun();
-  return pruned;
+  return { pruned, eventPartitions };
 }

@@ -298,13 +298,14 @@ export async function insertEventDeliveries(tx: Transaction, stream: Stream, eve
   return rows.map((row) => row.id);
 }
 
-/** The foreign key from a delivery to its event (0002), made deferrable by 0015. */
+/** The foreign key from a delivery to its event (0002), made deferrable by 0015, dropped by 0016 (events is partitioned). */
 const EVENT_CHECK = 'webhook_deliveries_event_id_events_id_fk';
 
 /**
  * Defers, to this transaction's commit, the check that each delivery's event exists, so the outbox
  * can be written before the events are numbered (events/append.ts). False, changing nothing, on a
  * schema older than 0015, whose check cannot be deferred: this release also serves that schema.
+ * True on a schema without the check (0016 on): there is nothing to wait for.
  * One round trip, asked of the schema every time (a process may outlive the migration).
  */
 export async function deferEventCheck(tx: Transaction): Promise<boolean> {
@@ -314,7 +315,7 @@ export async function deferEventCheck(tx: Transaction): Promise<boolean> {
         set constraints "${EVENT_CHECK}" deferred;
       end if;
     end $$;
-    select coalesce((select condeferrable from pg_constraint where conname = '${EVENT_CHECK}'), false) as deferred`);
+    select coalesce((select condeferrable from pg_constraint where conname = '${EVENT_CHECK}'), true) as deferred`);
   return row.deferred;
 }
 
