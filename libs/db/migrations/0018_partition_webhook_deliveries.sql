@@ -6,9 +6,10 @@
 -- key, DELETE … USING, FOR UPDATE SKIP LOCKED, RETURNING) run unchanged on the partitioned table;
 -- a query by id probes each partition's index (a handful: weekly, 30 days kept).
 -- Running it again after it committed changes nothing.
--- Lock order as the service's own transactions take them: the subscription before its deliveries,
--- a delivery before its event (ATTACH merges the legacy table's foreign keys into the parent's,
--- which replaces their triggers on webhook_subscriptions and events).
+-- Lock order as the service's own transactions take them: the subscription before its deliveries
+-- (ATTACH merges the legacy table's key to webhook_subscriptions into the parent's, which replaces
+-- its triggers there, under that table's exclusive lock). The key to events stays the legacy
+-- partition's own (0017): events is not locked.
 SET lock_timeout = '150ms';--> statement-breakpoint
 SET statement_timeout = '5s';--> statement-breakpoint
 CREATE OR REPLACE FUNCTION pg_temp.lop_partition_switch(tbl text, replaced text[]) RETURNS void LANGUAGE plpgsql AS $$
@@ -42,9 +43,6 @@ END $$;--> statement-breakpoint
 DO $$ BEGIN
   IF (SELECT relkind FROM pg_class WHERE oid = 'webhook_deliveries'::regclass) = 'r' THEN
     LOCK TABLE "webhook_subscriptions", "webhook_deliveries" IN ACCESS EXCLUSIVE MODE;
-    IF EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = 'webhook_deliveries'::regclass AND confrelid = 'events'::regclass) THEN
-      LOCK TABLE "events" IN ACCESS EXCLUSIVE MODE;
-    END IF;
   END IF;
 END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_switch('webhook_deliveries', ARRAY['webhook_deliveries_event_subscription_idx']);

@@ -305,7 +305,9 @@ const EVENT_CHECK = 'webhook_deliveries_event_id_events_id_fk';
  * Defers, to this transaction's commit, the check that each delivery's event exists, so the outbox
  * can be written before the events are numbered (events/append.ts). False, changing nothing, on a
  * schema older than 0015, whose check cannot be deferred: this release also serves that schema.
- * One round trip, asked of the schema every time (a process may outlive the migration).
+ * True when no such check exists at all: since 0018 only the legacy partition of webhook_deliveries
+ * carries it (new deliveries have none), and it goes with that partition. One round trip, asked of
+ * the schema every time (a process may outlive the migration).
  */
 export async function deferEventCheck(tx: Transaction): Promise<boolean> {
   const [, [row]] = await sqlOf(tx).unsafe<[unknown, { deferred: boolean }[]]>(`
@@ -314,7 +316,7 @@ export async function deferEventCheck(tx: Transaction): Promise<boolean> {
         set constraints "${EVENT_CHECK}" deferred;
       end if;
     end $$;
-    select coalesce((select condeferrable from pg_constraint where conname = '${EVENT_CHECK}'), false) as deferred`);
+    select not exists (select from pg_constraint where conname = '${EVENT_CHECK}' and not condeferrable) as deferred`);
   return row.deferred;
 }
 
