@@ -29,6 +29,11 @@
 -- written by the outbox with the ids of the events of their own transaction, and events are about
 -- to be partitioned too (issue 32), which no key on events(id) alone survives.
 -- Each statement runs on its own and can run again after a failure part way.
+-- Two lock limits: 200 ms where a statement takes a table's exclusive lock (ADD CONSTRAINT … NOT
+-- VALID, ADD CONSTRAINT … USING INDEX, the twin's key to webhook_subscriptions), under the API's
+-- own 0.5 s; 30 s for VALIDATE and CREATE INDEX CONCURRENTLY, whose SHARE UPDATE EXCLUSIVE lets
+-- every read and write through but which wait for every transaction older than themselves, as
+-- 0013 did (with 200 ms they gave up ten times in a row under the rolling-upgrade test's traffic).
 SET lock_timeout = '200ms';--> statement-breakpoint
 SET statement_timeout = '30min';--> statement-breakpoint
 CREATE OR REPLACE FUNCTION pg_temp.lop_partition_bound(tbl text, key text, period text) RETURNS void LANGUAGE plpgsql AS $$
@@ -84,11 +89,13 @@ END $$;--> statement-breakpoint
 SET TIME ZONE 'UTC';--> statement-breakpoint
 -- webhook_deliveries, by created_at, weekly.
 SELECT pg_temp.lop_partition_bound('webhook_deliveries', 'created_at', 'week');--> statement-breakpoint
+SET lock_timeout = '30s';--> statement-breakpoint
 -- Validating a constraint that is already valid changes nothing: a rerun is harmless.
 -- squawk-ignore prefer-robust-stmts
 ALTER TABLE "webhook_deliveries" VALIDATE CONSTRAINT "webhook_deliveries_partition_bound";--> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "webhook_deliveries_legacy_id_key" ON "webhook_deliveries" USING btree ("id", "created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "webhook_deliveries_legacy_event_subscription_idx" ON "webhook_deliveries" USING btree ("event_id", "subscription_id", "created_at") WHERE kind = 'event';--> statement-breakpoint
+SET lock_timeout = '200ms';--> statement-breakpoint
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'webhook_deliveries_legacy_id_key') THEN
     ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_legacy_id_key" UNIQUE USING INDEX "webhook_deliveries_legacy_id_key";
@@ -97,11 +104,13 @@ END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_twin('webhook_deliveries', 'created_at', 'week', 6, ARRAY['webhook_deliveries_event_subscription_idx'], ARRAY['webhook_deliveries_event_id_events_id_fk']);--> statement-breakpoint
 -- webhook_delivery_attempts, by started_at, weekly.
 SELECT pg_temp.lop_partition_bound('webhook_delivery_attempts', 'started_at', 'week');--> statement-breakpoint
+SET lock_timeout = '30s';--> statement-breakpoint
 -- Validating a constraint that is already valid changes nothing: a rerun is harmless.
 -- squawk-ignore prefer-robust-stmts
 ALTER TABLE "webhook_delivery_attempts" VALIDATE CONSTRAINT "webhook_delivery_attempts_partition_bound";--> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "webhook_delivery_attempts_legacy_id_key" ON "webhook_delivery_attempts" USING btree ("id", "started_at");--> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "webhook_delivery_attempts_legacy_number_idx" ON "webhook_delivery_attempts" USING btree ("delivery_id", "attempt_number", "started_at");--> statement-breakpoint
+SET lock_timeout = '200ms';--> statement-breakpoint
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'webhook_delivery_attempts_legacy_id_key') THEN
     ALTER TABLE "webhook_delivery_attempts" ADD CONSTRAINT "webhook_delivery_attempts_legacy_id_key" UNIQUE USING INDEX "webhook_delivery_attempts_legacy_id_key";
@@ -110,10 +119,12 @@ END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_twin('webhook_delivery_attempts', 'started_at', 'week', 6, ARRAY['webhook_delivery_attempts_number_idx'], ARRAY[]::text[]);--> statement-breakpoint
 -- sandbox_request_log, by occurred_at, daily.
 SELECT pg_temp.lop_partition_bound('sandbox_request_log', 'occurred_at', 'day');--> statement-breakpoint
+SET lock_timeout = '30s';--> statement-breakpoint
 -- Validating a constraint that is already valid changes nothing: a rerun is harmless.
 -- squawk-ignore prefer-robust-stmts
 ALTER TABLE "sandbox_request_log" VALIDATE CONSTRAINT "sandbox_request_log_partition_bound";--> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "sandbox_request_log_legacy_id_key" ON "sandbox_request_log" USING btree ("id", "occurred_at");--> statement-breakpoint
+SET lock_timeout = '200ms';--> statement-breakpoint
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'sandbox_request_log_legacy_id_key') THEN
     ALTER TABLE "sandbox_request_log" ADD CONSTRAINT "sandbox_request_log_legacy_id_key" UNIQUE USING INDEX "sandbox_request_log_legacy_id_key";
