@@ -75,13 +75,15 @@ const literal = (at: Date) => `'${at.toISOString()}'`;
 
 /** The partitions of `table` with their bounds, oldest first (MINVALUE first, default last). */
 export async function listPartitions(sql: postgres.Sql | postgres.TransactionSql, table: string): Promise<PartitionInfo[]> {
-  const rows = await sql<{ name: string; bound: string; from: Date | null; to: Date | null; detach_pending: boolean }[]>`
+  // Bounds as epoch milliseconds: a pool handed to drizzle returns timestamptz as text, not Date.
+  const rows = await sql<{ name: string; bound: string; from: number | null; to: number | null; detach_pending: boolean }[]>`
     select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound, i.inhdetachpending as detach_pending,
-           (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM [(]''([^'']*)''[)]'))[1]::timestamptz as "from",
-           (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO [(]''([^'']*)''[)]'))[1]::timestamptz as "to"
+           extract(epoch from (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM [(]''([^'']*)''[)]'))[1]::timestamptz)::float8 * 1000 as "from",
+           extract(epoch from (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO [(]''([^'']*)''[)]'))[1]::timestamptz)::float8 * 1000 as "to"
     from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = to_regclass(${quote(table)})`;
-  const infos = rows.map((row) => ({ name: row.name, from: row.from, to: row.to, isDefault: row.bound === 'DEFAULT', detachPending: row.detach_pending }));
+  const at = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
+  const infos = rows.map((row) => ({ name: row.name, from: at(row.from), to: at(row.to), isDefault: row.bound === 'DEFAULT', detachPending: row.detach_pending }));
   const key = (p: PartitionInfo) => (p.isDefault ? Infinity : (p.from?.getTime() ?? -Infinity));
   return infos.sort((a, b) => key(a) - key(b));
 }
