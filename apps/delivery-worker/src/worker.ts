@@ -143,7 +143,16 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     sql: databases[0].database.sql,
     settings: retentionSettings(config),
     onPass: (outcome) =>
-      'error' in outcome ? logger.error({ err: outcome.error }, 'retention pass failed; pg-boss retries it') : logger.info({ pruned: outcome.pruned, seconds: outcome.seconds }, 'retention pass'),
+      'error' in outcome
+        ? logger.error({ err: outcome.error }, 'retention pass failed; pg-boss retries it')
+        : logger.info(
+            { pruned: outcome.pruned, seconds: outcome.seconds, partitionsCreated: outcome.partitionsCreated, partitionsDropped: outcome.partitionsDropped },
+            'retention pass',
+          ),
+    onStartPartitions: (outcome) =>
+      'error' in outcome
+        ? logger.error({ err: outcome.error }, 'could not make partitions ahead at start; the next maintenance pass tries again')
+        : outcome.created.length > 0 && logger.info({ created: outcome.created }, 'partitions made ahead'),
   });
   logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 

@@ -1,9 +1,13 @@
 import type { PgBoss, Queue } from 'pg-boss';
 import type { Sql } from '@lop/db';
 import { countPrunedRows, markRetentionRun } from '../metrics/metrics';
+import { ensureRetentionPartitions } from './partitioned-tables';
 import { pruneExpiredRows, type PrunedRows, type RetentionSettings } from './retention';
 
-/** The one scheduled maintenance job: a retention pass over the tables that would otherwise grow without bound. */
+/**
+ * The one scheduled maintenance job: a retention pass over the tables that would otherwise grow
+ * without bound, and the partitions those tables need ahead of time (partitioned-tables.ts).
+ */
 export const MAINTENANCE_QUEUE = 'partner-maintenance';
 
 /** Every ten minutes (UTC): often enough that rate-limit counters stay a few dozen rows per key. */
@@ -26,11 +30,21 @@ export const MAINTENANCE_QUEUE_OPTIONS: Omit<Queue, 'name'> = {
   deleteAfterSeconds: 86_400,
 };
 
+export interface MaintenancePass {
+  pruned: PrunedRows;
+  /** Partitions made ahead in this pass. */
+  partitionsCreated: string[];
+  /** Partitions past their window detached and dropped in this pass, with their rows. */
+  partitionsDropped: { table: string; partition: string; rows: number }[];
+}
+
 export interface MaintenanceOptions {
   sql: Sql;
   settings: RetentionSettings;
   /** Told after each pass (and each failed one, which pg-boss retries). */
-  onPass?: (outcome: { pruned: PrunedRows; seconds: number } | { error: Error }) => void;
+  onPass?: (outcome: (MaintenancePass & { seconds: number }) | { error: Error }) => void;
+  /** Told of the partitions made ahead when this process starts (or why it could not: the next pass tries again). */
+  onStartPartitions?: (outcome: { created: string[] } | { error: Error }) => void;
 }
 
 /**
@@ -38,6 +52,12 @@ export interface MaintenanceOptions {
  * instance must be started with `schedule: true` (the delivery worker's is).
  */
 export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions): Promise<void> {
+  // At start too, not only every 10 minutes: a worker that was down past the runway makes them at once.
+  try {
+    options.onStartPartitions?.({ created: await ensureRetentionPartitions(options.sql) });
+  } catch (error) {
+    options.onStartPartitions?.({ error: error as Error });
+  }
   await boss.createQueue(MAINTENANCE_QUEUE, MAINTENANCE_QUEUE_OPTIONS);
   // createQueue keeps an existing queue's options; a queue's policy is fixed at its creation.
   const { policy: _policy, ...updatable } = MAINTENANCE_QUEUE_OPTIONS;
@@ -47,8 +67,8 @@ export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions
   await boss.work(MAINTENANCE_QUEUE, { batchSize: 1, localConcurrency: 1 }, async () => {
     const started = performance.now();
     try {
-      const pruned = await runMaintenancePass(options.sql, options.settings);
-      options.onPass?.({ pruned, seconds: (performance.now() - started) / 1000 });
+      const pass = await runMaintenancePass(options.sql, options.settings);
+      options.onPass?.({ ...pass, seconds: (performance.now() - started) / 1000 });
     } catch (error) {
       options.onPass?.({ error: error as Error });
       throw error;
@@ -56,9 +76,14 @@ export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions
   });
 }
 
-/** One retention pass, counted in the metrics table by table. */
-export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<PrunedRows> {
-  const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows });
+/**
+ * One maintenance pass: partitions made ahead first (an insert must never find none), then the
+ * retention pass, counted in the metrics table by table (a dropped partition's rows included).
+ */
+export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<MaintenancePass> {
+  const partitionsCreated = await ensureRetentionPartitions(sql, now);
+  const partitionsDropped: MaintenancePass['partitionsDropped'] = [];
+  const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows, onPartitionDropped: (dropped) => partitionsDropped.push(dropped) });
   markRetentionRun();
-  return pruned;
+  return { pruned, partitionsCreated, partitionsDropped };
 }
