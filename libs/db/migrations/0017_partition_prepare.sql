@@ -15,19 +15,26 @@
 --    the primary key's twin is made a constraint (USING INDEX: no scan), as ATTACH asks.
 -- 3. The partitioned twin: the same columns in the same order with the same defaults (LIKE …
 --    INCLUDING DEFAULTS: the request log's id keeps drawing from the same sequence), the same
---    indexes (copied from today's table, so ATTACH adopts them), the same foreign key to
---    webhook_subscriptions, and its first partitions from B
+--    indexes (copied from today's table, so ATTACH adopts them), no foreign key (below), and its
+--    first partitions from B
 --    (libs/db/src/partitions.ts names: <table>_pYYYY_MM_DD, a week's by its Monday). They reach
 --    well ahead: the previous release makes none (a rollback runs it alone), this release's
 --    maintenance job keeps them ahead from then on. No DEFAULT partition: it would forbid
 --    DETACH … CONCURRENTLY and make every new partition scan it.
 -- Periods: deliveries and attempts weekly (retention 30 days by default: 5-6 live partitions,
 -- each probed by an update by id), the request log daily (7 days).
--- The deliveries' key to events stays on the legacy partition only, under its name: both releases
--- ask pg_constraint for that one name (deferEventCheck, a scalar subquery) and defer it by name;
--- on the parent it would be cloned, under the same name, into every partition. New deliveries are
--- written by the outbox with the ids of the events of their own transaction, and events are about
--- to be partitioned too (issue 32), which no key on events(id) alone survives.
+-- The deliveries' foreign keys (to events, to webhook_subscriptions) stay on the legacy partition
+-- only, under their names; the partitioned table has none:
+-- - to events: both releases ask pg_constraint for that one name (deferEventCheck, a scalar
+--   subquery) and defer it by name; on the parent it would be cloned, under the same name, into
+--   every partition ("more than one row"). New deliveries carry the ids of events written in their
+--   own transaction, and events are being partitioned too (issue 32): no key on events(id) alone
+--   survives that.
+-- - to webhook_subscriptions: ATTACH would merge the legacy table's key into the parent's, which
+--   replaces its triggers on webhook_subscriptions under that table's exclusive lock, a table every
+--   order create reads: under the rolling-upgrade test's traffic 0018 could not get it in ten tries.
+--   Subscriptions are never deleted (disabled instead), and every delivery is written from a
+--   subscription row the same statement or transaction read.
 -- Each statement runs on its own and can run again after a failure part way.
 -- Two lock limits: 200 ms where a statement takes a table's exclusive lock (ADD CONSTRAINT … NOT
 -- VALID, ADD CONSTRAINT … USING INDEX, the twin's key to webhook_subscriptions), under the API's
@@ -44,12 +51,11 @@ BEGIN
     EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I CHECK (%I < %L) NOT VALID', tbl, tbl || '_partition_bound', key, bound);
   END IF;
 END $$;--> statement-breakpoint
-CREATE OR REPLACE FUNCTION pg_temp.lop_partition_twin(tbl text, key text, period text, ahead int, replaced text[], local_fks text[]) RETURNS void LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION pg_temp.lop_partition_twin(tbl text, key text, period text, ahead int, replaced text[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   twin text := tbl || '_partitioned';
   bound timestamptz;
   ix record;
-  fk record;
   i int;
 BEGIN
   SELECT substring(pg_get_constraintdef(oid) FROM '''([^'']+)''')::timestamptz INTO STRICT bound
@@ -77,9 +83,6 @@ BEGIN
       replace(ix.def, format(' ON public.%I ', tbl), format(' ON public.%I ', twin)),
       '^CREATE UNIQUE INDEX ' || ix.name, 'CREATE UNIQUE INDEX ' || twin || substr(ix.name, length(tbl || '_legacy') + 1));
   END LOOP;
-  FOR fk IN SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = tbl::regclass AND contype = 'f' AND NOT (conname = ANY (local_fks)) LOOP
-    EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I %s', twin, fk.conname, fk.def);
-  END LOOP;
   FOR i IN 0 .. ahead - 1 LOOP
     EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
       tbl || '_p' || to_char(bound + (i || ' ' || period)::interval, 'YYYY_MM_DD'), twin,
@@ -101,7 +104,7 @@ DO $$ BEGIN
     ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_legacy_id_key" UNIQUE USING INDEX "webhook_deliveries_legacy_id_key";
   END IF;
 END $$;--> statement-breakpoint
-SELECT pg_temp.lop_partition_twin('webhook_deliveries', 'created_at', 'week', 6, ARRAY['webhook_deliveries_event_subscription_idx'], ARRAY['webhook_deliveries_event_id_events_id_fk']);--> statement-breakpoint
+SELECT pg_temp.lop_partition_twin('webhook_deliveries', 'created_at', 'week', 6, ARRAY['webhook_deliveries_event_subscription_idx']);--> statement-breakpoint
 -- webhook_delivery_attempts, by started_at, weekly.
 SELECT pg_temp.lop_partition_bound('webhook_delivery_attempts', 'started_at', 'week');--> statement-breakpoint
 SET lock_timeout = '30s';--> statement-breakpoint
@@ -116,7 +119,7 @@ DO $$ BEGIN
     ALTER TABLE "webhook_delivery_attempts" ADD CONSTRAINT "webhook_delivery_attempts_legacy_id_key" UNIQUE USING INDEX "webhook_delivery_attempts_legacy_id_key";
   END IF;
 END $$;--> statement-breakpoint
-SELECT pg_temp.lop_partition_twin('webhook_delivery_attempts', 'started_at', 'week', 6, ARRAY['webhook_delivery_attempts_number_idx'], ARRAY[]::text[]);--> statement-breakpoint
+SELECT pg_temp.lop_partition_twin('webhook_delivery_attempts', 'started_at', 'week', 6, ARRAY['webhook_delivery_attempts_number_idx']);--> statement-breakpoint
 -- sandbox_request_log, by occurred_at, daily.
 SELECT pg_temp.lop_partition_bound('sandbox_request_log', 'occurred_at', 'day');--> statement-breakpoint
 SET lock_timeout = '30s';--> statement-breakpoint
@@ -130,4 +133,4 @@ DO $$ BEGIN
     ALTER TABLE "sandbox_request_log" ADD CONSTRAINT "sandbox_request_log_legacy_id_key" UNIQUE USING INDEX "sandbox_request_log_legacy_id_key";
   END IF;
 END $$;--> statement-breakpoint
-SELECT pg_temp.lop_partition_twin('sandbox_request_log', 'occurred_at', 'day', 14, ARRAY[]::text[], ARRAY[]::text[]);
+SELECT pg_temp.lop_partition_twin('sandbox_request_log', 'occurred_at', 'day', 14, ARRAY[]::text[]);

@@ -6,11 +6,8 @@
 -- key, DELETE … USING, FOR UPDATE SKIP LOCKED, RETURNING) run unchanged on the partitioned table;
 -- a query by id probes each partition's index (a handful: weekly, 30 days kept).
 -- Running it again after it committed changes nothing.
--- Lock order as the service's own transactions take them: the subscription before its deliveries
--- (ATTACH merges the legacy table's key to webhook_subscriptions into the parent's, which replaces
--- its triggers there, under that table's exclusive lock). The key to events stays the legacy
--- partition's own (0017): events is not locked.
-SET lock_timeout = '150ms';--> statement-breakpoint
+-- The legacy table's foreign keys stay its own (0017): no other table is locked.
+SET lock_timeout = '200ms';--> statement-breakpoint
 SET statement_timeout = '5s';--> statement-breakpoint
 CREATE OR REPLACE FUNCTION pg_temp.lop_partition_switch(tbl text, replaced text[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
@@ -39,10 +36,5 @@ BEGIN
     EXECUTE format('ALTER INDEX %I RENAME TO %I', ix.name, tbl || substr(ix.name, length(twin) + 1));
   END LOOP;
   EXECUTE format('ALTER TABLE %I RENAME TO %I', twin, tbl);
-END $$;--> statement-breakpoint
-DO $$ BEGIN
-  IF (SELECT relkind FROM pg_class WHERE oid = 'webhook_deliveries'::regclass) = 'r' THEN
-    LOCK TABLE "webhook_subscriptions", "webhook_deliveries" IN ACCESS EXCLUSIVE MODE;
-  END IF;
 END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_switch('webhook_deliveries', ARRAY['webhook_deliveries_event_subscription_idx']);
