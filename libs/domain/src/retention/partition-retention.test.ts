@@ -21,6 +21,7 @@ import { listRequestLog } from '../request-log/request-log';
 import { DataProtector } from '../security/protector';
 import { runMaintenancePass } from './maintenance-job';
 import { ensureRetentionPartitions } from './partitioned-tables';
+import { pruneFinishedDeliveries } from '../webhooks/delivery-store';
 import { pruneExpiredRows, retentionSettings } from './retention';
 
 declare module 'vitest' {
@@ -90,6 +91,27 @@ describe('retention by partitions (issue 32): whole partitions past the window a
       // The legacy partition's bound is at least a week ahead: the rows of the switch all fit in it.
       expect(partitions[0].to!.getTime()).toBeGreaterThan(Date.now() + 7 * DAY - HOUR);
     }
+  });
+
+  it("the previous release's retention statements run unchanged on the partitioned tables (DELETE … USING with FOR UPDATE SKIP LOCKED, DELETE by id)", async () => {
+    // Rows of the legacy partition, as a month of history left them.
+    const old = new Date(Date.now() - 40 * DAY);
+    const finished = await delivery(old, at(old, HOUR), [old, at(old, 30 * 60_000)]);
+    const pending = await delivery(old, null, [old]);
+    // pruneFinishedDeliveries without a created_at bound is the previous release's statement, as it was.
+    const batch = await pruneFinishedDeliveries(database.sql, new Date(Date.now() - 30 * DAY).toISOString(), 5_000);
+    expect(batch).toEqual({ attempts: 2, deliveries: 1 });
+    expect(await deliveriesLeft([finished, pending])).toBe(1);
+    expect(await attemptsLeft([pending])).toBe(1);
+    await database.db.insert(sandboxRequestLog).values({
+      laboratoryId: caller.laboratoryId, clientId: caller.clientId, environment: 'sandbox', requestId: 'req_previous_release', occurredAt: at(old, 0),
+      method: 'GET', route: '/v1/lab', status: 200, durationMs: 3, keyPrefix: 'lop_test_AbCd', door: 'rest',
+    });
+    const before = new Date(Date.now() - 7 * DAY).toISOString();
+    const deleted = await database.sql`
+      delete from sandbox_request_log where id = any(array(
+        select id from sandbox_request_log where occurred_at < ${before}::timestamptz limit ${5_000}))`;
+    expect(deleted.count).toBe(1);
   });
 
   it('the request log: a day wholly past 7 days goes whole, counted; the day the window ends in stays (a row lives up to a day longer, never shorter)', async () => {

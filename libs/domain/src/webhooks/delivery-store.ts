@@ -655,7 +655,7 @@ export async function dropDeliveryPartitions(sql: Sql, before: Date): Promise<Dr
     const [row] = await sql.unsafe<{ rows: number; kept: boolean }[]>(
       `select count(*)::int as rows,
               exists (select 1 from "${partition.name}" a join webhook_deliveries d on d.id = a.delivery_id
-                      where not (d.state <> 'pending' and d.completed_at < $1::timestamptz)) as kept
+                      where d.state = 'pending' or coalesce(d.completed_at >= $1::timestamptz, true)) as kept
        from "${partition.name}"`,
       [cutoff],
     );
@@ -667,7 +667,7 @@ export async function dropDeliveryPartitions(sql: Sql, before: Date): Promise<Dr
   for (const partition of deliveries.filter((p) => !p.isDefault && p.to !== null && p.to <= before)) {
     const [row] = await sql.unsafe<{ rows: number; kept: boolean }[]>(
       `select count(*)::int as rows,
-              exists (select 1 from "${partition.name}" where not (state <> 'pending' and completed_at < $1::timestamptz)) as kept
+              exists (select 1 from "${partition.name}" where state = 'pending' or coalesce(completed_at >= $1::timestamptz, true)) as kept
        from "${partition.name}"`,
       [cutoff],
     );
