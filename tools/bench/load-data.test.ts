@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('the bench loader', () => {
-  it("copies events as the domain writes them: each copy's stored partner JSON is its own columns rendered, every stream dense", async () => {
+  it("copies events as the domain writes them: each copy's stored partner JSON is its own columns rendered, every stream dense, the history spread over monthly partitions", async () => {
     const data = await loadBenchData(connection, { orders: 40, otherClients: 2, exclusive: true });
     // The project's pool hands timestamps over as text (libs/db/src/client.ts).
     const rows = await connection.sql<{ id: string; client_id: string; environment: 'sandbox'; sequence: string; type: string; version: number; occurred_at: string; program_id: string | null; order_id: string | null; data: Record<string, unknown>; body: string }[]>`
@@ -32,5 +32,10 @@ describe('the bench loader', () => {
       const sequences = rows.filter((row) => row.client_id === clientId).map((row) => Number(row.sequence));
       expect(sequences).toEqual(sequences.map((_, i) => i + 1));
     }
+    // The copies' history is spread over the past months, each in its month's partition of events.
+    const partitions = await connection.sql<{ partition: string; n: number }[]>`
+      select tableoid::regclass::text as partition, count(*)::int as n from events group by 1 order by 1`;
+    expect(partitions.length).toBeGreaterThanOrEqual(8);
+    for (const { partition } of partitions) expect(partition).toMatch(/^events_p\d{4}_\d{2}$/);
   }, 120_000);
 });

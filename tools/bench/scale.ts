@@ -154,10 +154,15 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRow[]> {
   return rows;
 }
 
+/** Rows and bytes per table; a partitioned one (events) summed over its partitions (a plain table is its own one leaf). */
 async function tableSizes(sql: Sql): Promise<TableSize[]> {
   return sql<TableSize[]>`
-    select c.relname as table, c.reltuples::bigint::float8 as rows, pg_table_size(c.oid)::float8 as "tableBytes", pg_indexes_size(c.oid)::float8 as "indexBytes"
-    from pg_class c where c.relname = any(${SIZED_TABLES}) and c.relkind = 'r' order by array_position(${SIZED_TABLES}::text[], c.relname::text)`;
+    select c.relname as table, sum(greatest(l.reltuples, 0))::bigint::float8 as rows,
+           sum(pg_table_size(l.oid))::float8 as "tableBytes", sum(pg_indexes_size(l.oid))::float8 as "indexBytes"
+    from pg_class c cross join lateral (select relid from pg_partition_tree(c.oid) where isleaf union select c.oid where c.relkind = 'r') t
+    join pg_class l on l.oid = t.relid
+    where c.relname = any(${SIZED_TABLES}) and c.relkind in ('r', 'p') and c.relnamespace = 'public'::regnamespace
+    group by c.relname order by array_position(${SIZED_TABLES}::text[], c.relname::text)`;
 }
 
 /**

@@ -14,8 +14,12 @@ import {
   deliveryWakeUpChannel,
   processDeliveryJobs,
   protectorFor,
+  ensureEventPartitions,
+  EVENTS_HORIZON_WARNING_DAYS,
+  horizonSeconds,
   retentionSettings,
   startMaintenance,
+  type EventPartitionsState,
   traceLogFields,
   webhookSettings,
   type Clock,
@@ -138,17 +142,29 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     () => dispatchers.forEach((dispatcher) => dispatcher.wake()),
   );
   dispatchers.forEach((dispatcher) => dispatcher.start());
-  // The retention pass: scheduled by every worker, run by one of them at a time (maintenance-job.ts).
+  // events' partitions for this month and the next ones before anything else: a new database (a
+  // test's, npm start's) or one whose maintenance stopped must never refuse an order create
+  // (events/partitions.ts). The maintenance pass keeps them ahead from then on.
+  const reportPartitions = (state: EventPartitionsState) => {
+    const seconds = horizonSeconds(state.horizon);
+    if (state.created.length > 0) logger.info({ created: state.created }, 'events partitions created');
+    if (seconds !== undefined && seconds < EVENTS_HORIZON_WARNING_DAYS * 86_400) {
+      logger.warn({ horizon: state.horizon, days: Math.floor(seconds / 86_400) }, 'events partitions end soon: events created after the horizon cannot be inserted');
+    }
+  };
+  reportPartitions(await ensureEventPartitions(databases[0].database.sql));
+  // The maintenance pass: scheduled by every worker, run by one of them at a time (maintenance-job.ts).
   await startMaintenance(queue.boss, {
     sql: databases[0].database.sql,
     settings: retentionSettings(config),
-    onPass: (outcome) =>
-      'error' in outcome
-        ? logger.error({ err: outcome.error }, 'retention pass failed; pg-boss retries it')
-        : logger.info(
-            { pruned: outcome.pruned, seconds: outcome.seconds, partitionsCreated: outcome.partitionsCreated, partitionsDropped: outcome.partitionsDropped },
-            'retention pass',
-          ),
+    onPass: (outcome) => {
+      if ('error' in outcome) return logger.error({ err: outcome.error }, 'maintenance pass failed; pg-boss retries it');
+      reportPartitions(outcome.eventPartitions);
+      logger.info(
+        { pruned: outcome.pruned, seconds: outcome.seconds, partitionsCreated: outcome.partitionsCreated, partitionsDropped: outcome.partitionsDropped },
+        'retention pass',
+      );
+    },
     onStartPartitions: (outcome) =>
       'error' in outcome
         ? logger.error({ err: outcome.error }, 'could not make partitions ahead at start; the next maintenance pass tries again')

@@ -16,6 +16,7 @@ import {
   RequestLogWriter,
   queryTimeoutsOf,
   registerBacklogGauges,
+  registerEventPartitionGauge,
   registerRequestLogMetrics,
   startTelemetry,
   traceLogFields,
@@ -83,6 +84,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   if (options.config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK) options.logger.warn(LOOPBACK_ALLOWANCE_WARNING);
   const registry = options.metrics ? new Registry() : undefined;
   if (registry) registerBacklogGauges(registry, database.sql);
+  if (registry) registerEventPartitionGauge(registry, database.sql);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
   const requestLog = new RequestLogWriter(database.sql, {
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),

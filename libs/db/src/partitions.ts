@@ -75,15 +75,15 @@ const literal = (at: Date) => `'${at.toISOString()}'`;
 
 /** The partitions of `table` with their bounds, oldest first (MINVALUE first, default last). */
 export async function listPartitions(sql: postgres.Sql | postgres.TransactionSql, table: string): Promise<PartitionInfo[]> {
-  // Bounds as epoch milliseconds: a pool handed to drizzle returns timestamptz as text, not Date.
+  // Bounds as epoch milliseconds: whatever the pool does with timestamps (the project's hands them over as text).
   const rows = await sql<{ name: string; bound: string; from: number | null; to: number | null; detach_pending: boolean }[]>`
     select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound, i.inhdetachpending as detach_pending,
-           extract(epoch from (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM [(]''([^'']*)''[)]'))[1]::timestamptz)::float8 * 1000 as "from",
-           extract(epoch from (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO [(]''([^'']*)''[)]'))[1]::timestamptz)::float8 * 1000 as "to"
+           (extract(epoch from (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM [(]''([^'']*)''[)]'))[1]::timestamptz) * 1000)::float8 as "from",
+           (extract(epoch from (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO [(]''([^'']*)''[)]'))[1]::timestamptz) * 1000)::float8 as "to"
     from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = to_regclass(${quote(table)})`;
-  const at = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
-  const infos = rows.map((row) => ({ name: row.name, from: at(row.from), to: at(row.to), isDefault: row.bound === 'DEFAULT', detachPending: row.detach_pending }));
+  const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+  const infos = rows.map((row) => ({ name: row.name, from: date(row.from), to: date(row.to), isDefault: row.bound === 'DEFAULT', detachPending: row.detach_pending }));
   const key = (p: PartitionInfo) => (p.isDefault ? Infinity : (p.from?.getTime() ?? -Infinity));
   return infos.sort((a, b) => key(a) - key(b));
 }

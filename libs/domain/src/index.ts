@@ -31,6 +31,7 @@ export * from './events/events.schemas';
 export * from './events/append';
 export * from './events/write-gate';
 export * from './events/stream';
+export * from './events/partitions';
 export * from './exceptions/exceptions.schemas';
 export * from './exceptions/exceptions';
 export * from './orders/order-exceptions';

@@ -74,6 +74,8 @@ describe('Prometheus metrics', () => {
     // No worker runs in this test: the delivery waits, and its wait is the outbox lag.
     expect(sample(text, 'partner_webhook_queue_depth', { state: 'due' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'partner_webhook_outbox_lag_seconds')).toBeGreaterThanOrEqual(1);
+    // events' partitions reach the current month and three more: at least two months ahead of now.
+    expect(sample(text, 'partner_events_partition_horizon_seconds')).toBeGreaterThan(60 * 86_400);
     expect(text).toContain('# TYPE partner_webhook_delivery_attempts_total counter');
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(sample(text, 'partner_metrics_database_read_failures_total')).toBe(0);

@@ -17,6 +17,9 @@ export const migrationsFolder = [new URL('./migrations', import.meta.url), new U
  *   releases whose migrations include <tag> can serve the database.
  * - `backfill` (inside one statement): the statement changes at most one batch of rows and is run
  *   again until it changes none; only in a `no-transaction` migration.
+ * - `attempts <n>` (anywhere in the file): tries per statement (or per transaction) on lock timeout
+ *   or deadlock, when more than the runner's: a step that needs an exclusive lock on a table that
+ *   every partner transaction touches (0019's swap) may have to wait for a quiet moment many times.
  */
 const DIRECTIVE = /^\s*--\s*lop-migrate:\s*(.*?)\s*$/gm;
 
@@ -35,6 +38,8 @@ export interface Migration {
   hash: string;
   transactional: boolean;
   requiresCodeFrom?: string;
+  /** `-- lop-migrate: attempts <n>`: this migration's own tries on lock timeout or deadlock. */
+  attempts?: number;
   statements: MigrationStatement[];
 }
 
@@ -52,6 +57,7 @@ export function readMigrations(folder: string = migrationsFolder): Migration[] {
     const chunks = file.split('--> statement-breakpoint');
     let transactional = true;
     let requiresCodeFrom: string | undefined;
+    let attempts: number | undefined;
     const statements: MigrationStatement[] = [];
     chunks.forEach((chunk, index) => {
       let backfill = false;
@@ -60,6 +66,7 @@ export function readMigrations(folder: string = migrationsFolder): Migration[] {
         if (word === 'no-transaction') transactional = false;
         else if (word === 'backfill') backfill = true;
         else if (word === 'requires-code-from' && argument && tags.has(argument)) requiresCodeFrom = argument;
+        else if (word === 'attempts' && argument && /^[1-9][0-9]{0,3}$/.test(argument)) attempts = Number(argument);
         else throw new MigrationFileError(`${tag}.sql: unknown or incomplete directive "-- lop-migrate: ${directive}"`);
       }
       if (isEmpty(chunk)) return;
@@ -68,6 +75,6 @@ export function readMigrations(folder: string = migrationsFolder): Migration[] {
     if (transactional && statements.some((statement) => statement.backfill)) {
       throw new MigrationFileError(`${tag}.sql: a backfill runs in batches, each committed: the migration must say "-- lop-migrate: no-transaction"`);
     }
-    return { tag, folderMillis: when, hash: createHash('sha256').update(file).digest('hex'), transactional, requiresCodeFrom, statements };
+    return { tag, folderMillis: when, hash: createHash('sha256').update(file).digest('hex'), transactional, requiresCodeFrom, ...(attempts ? { attempts } : {}), statements };
   });
 }

@@ -100,7 +100,9 @@ async function takeLock(sql: postgres.Sql, progress: (line: string) => void): Pr
 
 type Settings = Required<Pick<MigrateOptions, 'lockTimeoutMs' | 'maxAttempts' | 'retryBaseMs'>>;
 
-async function apply(sql: postgres.Sql, migration: Migration, settings: Settings, progress: (line: string) => void, run: MigrationRun): Promise<void> {
+async function apply(sql: postgres.Sql, migration: Migration, runnerSettings: Settings, progress: (line: string) => void, run: MigrationRun): Promise<void> {
+  // A migration may ask for more tries than the runner's (`-- lop-migrate: attempts <n>`), never fewer.
+  const settings = { ...runnerSettings, maxAttempts: Math.max(runnerSettings.maxAttempts, migration.attempts ?? 0) };
   // Each migration starts from the runner's limits; a SET in an earlier file does not carry over.
   await sql.unsafe(`set lock_timeout = ${settings.lockTimeoutMs}; set statement_timeout = 0`);
   if (migration.transactional) {

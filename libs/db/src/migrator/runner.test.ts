@@ -115,6 +115,20 @@ describe('the migration runner', () => {
     expect(await schemaVerdict(sql, { folder })).toEqual({ servable: true, pending: ['9001_two_steps'] });
   });
 
+  it('a migration may ask for more attempts than the runner gives (-- lop-migrate: attempts N), never fewer', async () => {
+    const { url } = await migratedDatabase('attempts');
+    const folder = await folderWith([
+      { tag: '9001_patient', sql: '-- lop-migrate: attempts 5\nALTER TABLE "webhook_deliveries" ADD COLUMN IF NOT EXISTS "c" text;' },
+      { tag: '9002_modest', sql: '-- lop-migrate: attempts 1\nALTER TABLE "webhook_deliveries" ADD COLUMN IF NOT EXISTS "d" text;' },
+    ]);
+    expect(readMigrations(folder).slice(-2).map((m) => m.attempts)).toEqual([5, 1]);
+    const holder = await holdOpenAfterReading(url, 'webhook_deliveries');
+    const failure = await runMigrations(url, { folder, lockTimeoutMs: 50, maxAttempts: 3, retryBaseMs: 10 }).catch((error: unknown) => error);
+    await holder.release();
+    expect((failure as MigrationError).attempts).toBe(5);
+    expect((failure as MigrationError).tag).toBe('9001_patient');
+  });
+
   it('a deadlock with running code (tables locked in the other order) is retried, and the migration applies', async () => {
     const { url, sql } = await migratedDatabase('deadlock');
     await sql`create table lock_parent (id int)`;

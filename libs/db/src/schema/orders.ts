@@ -157,7 +157,19 @@ export const eventStreams = pgTable(
   (t) => [primaryKey({ columns: [t.clientId, t.environment] })],
 );
 
-/** The event stream and transactional outbox: written in the same transaction as the change. */
+/**
+ * The event stream and transactional outbox: written in the same transaction as the change.
+ *
+ * Partitioned by RANGE (created_at), one partition a month, by migrations 0017-0019, which
+ * drizzle's schema cannot express: these are its columns (in the order `select *` returns them;
+ * never reorder), not its keys. The primary key on id and the unique stream index below exist on
+ * each partition, not on the table (a partitioned table's unique keys must include created_at):
+ * uniqueness is per partition, which is all the random ids and the stream's counter
+ * (event_streams) need. The client foreign key is on the table. Partitions are made ahead by
+ * libs/domain/src/events/partitions.ts (ensurePartitions, libs/db/src/partitions.ts); the first one
+ * may be `events_legacy`, the single table of earlier releases, attached as the range it held.
+ * drizzle-kit generate would not know any of this: a migration touching events is written by hand.
+ */
 export const events = pgTable(
   'events',
   {

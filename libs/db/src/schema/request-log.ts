@@ -6,7 +6,7 @@ import { environmentEnum } from './common';
  * key, written in batches after the response (libs/domain/src/request-log/). Bodies are stored only
  * after redaction and truncation; no header, key or path parameter is stored, only the key's
  * display prefix. Pruned after 7 days by the retention job. `id` is the tail cursor.
- * Range-partitioned by occurred_at, daily (migrations 0017, 0020): retention drops whole days.
+ * Range-partitioned by occurred_at, daily (migrations 0021, 0024): retention drops whole days.
  */
 export const sandboxRequestLog = pgTable(
   'sandbox_request_log',

@@ -79,8 +79,10 @@ export const webhookDeliveries = pgTable(
   {
     // Unique with created_at, the partition key (see below): ids are random UUIDs, never reused.
     id: uuid('id').notNull().defaultRandom(),
-    // No foreign keys on the partitioned table (0017 says why): the legacy partition keeps the ones
-    // it had, to webhook_subscriptions and (deferrable, 0015) to events, under their names.
+    // No foreign keys on the partitioned table (0021 says why): its legacy partition keeps the key
+    // to webhook_subscriptions it had. None to events since 0016: events is partitioned (0019), and
+    // a key can reference a partitioned table only by a unique key that includes its partition key.
+    // The delivery is written in the transaction that appends its event (webhooks/outbox.ts).
     subscriptionId: uuid('subscription_id').notNull(),
     eventId: uuid('event_id'),
     kind: text('kind').notNull(),
@@ -100,7 +102,7 @@ export const webhookDeliveries = pgTable(
     /** A dead letter whose event a recover call has replayed: never a candidate of another recover. */
     recoveredAt: timestamp('recovered_at', { withTimezone: true }),
   },
-  // Range-partitioned by created_at, weekly (migrations 0017-0018; not expressible here): retention
+  // Range-partitioned by created_at, weekly (migrations 0021-0022; not expressible here): retention
   // drops a week whose deliveries are all finished past the window (retention.ts). A partitioned
   // table's unique keys include the partition key.
   (t) => [
@@ -140,7 +142,7 @@ export const webhookDeliveryAttempts = pgTable(
     id: uuid('id').notNull().defaultRandom(),
     // No foreign key: webhook_deliveries is partitioned (by created_at), and a key referencing it
     // would need the partition key too. The delivery store writes an attempt only from its
-    // delivery's claim, and retention drops attempts with or before their delivery (migration 0016).
+    // delivery's claim, and retention drops attempts with or before their delivery (migration 0020).
     deliveryId: uuid('delivery_id').notNull(),
     attemptNumber: integer('attempt_number').notNull(),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
@@ -161,7 +163,7 @@ export const webhookDeliveryAttempts = pgTable(
     /** While the outcome is `sending`: when a worker may take the attempt as abandoned (its job's expiry). */
     inFlightUntil: timestamp('in_flight_until', { withTimezone: true }),
   },
-  // Range-partitioned by started_at, weekly (migrations 0017, 0019). Attempt n of a delivery is
+  // Range-partitioned by started_at, weekly (migrations 0021, 0023). Attempt n of a delivery is
   // written once because its claim moves the delivery's attempts_made from n-1 to n (claimAttempt);
   // the unique index includes the partition key, as it must.
   (t) => [

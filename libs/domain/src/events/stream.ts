@@ -80,12 +80,23 @@ async function renderedWithoutBody(db: Database, ids: string[]): Promise<Map<str
 export async function readEvents(db: Database, protector: DataProtector, caller: Caller, cursor: string | undefined, limit: number): Promise<EventPage> {
   const stream: Stream = { clientId: caller.clientId, environment: caller.environment };
   const after = cursor === undefined ? 0 : decodeCursor(protector, stream, cursor);
-  const rows = await pageRows(db, stream, after, limit + 1);
-  if (rows.length === 0 && after > 0 && after > (await headOf(db, stream))) {
-    throw cursorError('cursor_ahead_of_stream', 'The cursor is ahead of the end of this stream; use a next_cursor this stream returned, or omit it to start from the beginning.');
+  let rows = await pageRows(db, stream, after, limit + 1);
+  if (rows.length === 0 && after > 0) {
+    const head = await headOf(db, stream);
+    if (after > head) {
+      throw cursorError('cursor_ahead_of_stream', 'The cursor is ahead of the end of this stream; use a next_cursor this stream returned, or omit it to start from the beginning.');
+    }
+    // Events committed between the page and the head are visible now; none at all means archived.
+    if (after < head) rows = await pageRows(db, stream, after, limit + 1);
+    if (rows.length === 0 && after < head) throw eventsArchived(after, undefined);
   }
   const column = (name: string) => rows.columns.findIndex((c) => c.name === name);
   const [idAt, sequenceAt, bodyAt] = [column('id'), column('sequence'), column('body')];
+  // Sequences are dense and committed in order (append.ts), so a reader never sees n+2 without
+  // n+1: a page starting past the cursor's next sequence means those events were archived
+  // (docs/operations.md § Partitioned history). The stream never skips them silently.
+  const firstSequence = rows.length > 0 ? Number(String(rows[0][sequenceAt])) : undefined;
+  if (after > 0 && firstSequence !== undefined && firstSequence > after + 1) throw eventsArchived(after, firstSequence);
   const page = rows.slice(0, limit);
   const missing = page.filter((row) => bodyAt === -1 || row[bodyAt] === null).map((row) => String(row[idAt]));
   const rendered = missing.length > 0 ? await renderedWithoutBody(db, missing) : undefined;
@@ -112,6 +123,17 @@ export async function readEvents(db: Database, protector: DataProtector, caller:
   };
   return prerendered(result, json);
 }
+
+/**
+ * The events right after the cursor are no longer kept: their month was archived (detached from
+ * events). 400, like every cursor the stream cannot continue from, naming the oldest kept sequence.
+ * A read without a cursor starts at the oldest event kept.
+ */
+const eventsArchived = (after: number, oldestKept: number | undefined) =>
+  cursorError(
+    'cursor_events_archived',
+    `The events after this cursor (from sequence ${after + 1}${oldestKept === undefined ? '' : ` to ${oldestKept - 1}`}) are no longer kept: they were archived. Re-read your orders from the API, which is authoritative, then read the stream without a cursor: it starts at the oldest event kept${oldestKept === undefined ? '' : ` (sequence ${oldestKept})`}.`,
+  );
 
 const PAGE_START = Buffer.from('{"events":[');
 const COMMA = Buffer.from(',');

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry, register as processRegistry } from 'prom-client';
-import type { Sql } from '@lop/db';
+import { partitionHorizon, type Sql } from '@lop/db';
+import { eventPartitions, horizonSeconds } from '../events/partitions';
 import type { RequestLogWriter } from '../request-log/writer';
 import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-store';
 
@@ -85,6 +86,26 @@ export function registerBacklogGauges(registry: Registry, sql: Sql): void {
       const b = await backlog();
       this.reset();
       if (b) this.set(b.oldestDueSeconds);
+    },
+  });
+}
+
+/**
+ * How far ahead events' partitions reach, read when scraped: an insert past the last partition
+ * fails, and with it every order create (events/partitions.ts). The maintenance pass keeps it at
+ * three to four months; alert well before it reaches zero (docs/operations.md § Partitioned history).
+ * Absent on the schema before events was partitioned, or when the database cannot be read.
+ */
+export function registerEventPartitionGauge(registry: Registry, sql: Sql): void {
+  new Gauge({
+    name: 'partner_events_partition_horizon_seconds',
+    help: 'Seconds until the newest partition of events ends: events created after that cannot be inserted (order creates fail). Kept at 3-4 months by the maintenance pass.',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const partitions = await eventPartitions(sql).catch(() => undefined);
+      const seconds = partitions && horizonSeconds(partitionHorizon(partitions));
+      if (seconds !== undefined && Number.isFinite(seconds)) this.set(seconds);
     },
   });
 }

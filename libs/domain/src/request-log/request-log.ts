@@ -8,7 +8,7 @@ import { REQUEST_LOG_RETENTION_DAYS } from './record';
 import type { RequestLogDetail, RequestLogEntry, RequestLogPage } from './request-log.schemas';
 
 export const REQUEST_LOG_DEFAULT_LIMIT = 50;
-/** The period of sandbox_request_log's partitions (migration 0017): a day of a 7-day window. */
+/** The period of sandbox_request_log's partitions (migration 0021): a day of a 7-day window. */
 export const REQUEST_LOG_PARTITION_UNIT = 'day' as const;
 export const REQUEST_LOG_MAX_LIMIT = 200;
 
@@ -138,12 +138,12 @@ export async function getRequestLogEntry(db: Database, caller: Caller, requestId
 }
 
 /**
- * Retention (retention/retention.ts runs it): since migration 0020 the log is partitioned by day,
+ * Retention (retention/retention.ts runs it): since migration 0024 the log is partitioned by day,
  * and a day whose whole range is older than the window is detached and dropped, its rows counted
  * first; nothing in it is ever kept. The day the window's edge falls in waits for the next pass
  * (a row lives up to a day longer, never shorter; reads stop at 7 days anyway). Row by row, in
  * short batches, only what is not in a day partition: the legacy partition (the table as it was
- * before 0020), or the whole table on the schema before it.
+ * before 0024), or the whole table on the schema before it.
  */
 export async function pruneRequestLog(sql: Sql, now: Date, batchSize: number, onDropped?: (partition: string, rows: number) => void): Promise<number> {
   const before = new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 86_400_000);

@@ -1,12 +1,14 @@
 import type { PgBoss, Queue } from 'pg-boss';
 import type { Sql } from '@lop/db';
+import { ensureEventPartitions, type EventPartitionsState } from '../events/partitions';
 import { countPrunedRows, markRetentionRun } from '../metrics/metrics';
 import { ensureRetentionPartitions } from './partitioned-tables';
 import { pruneExpiredRows, type PrunedRows, type RetentionSettings } from './retention';
 
 /**
- * The one scheduled maintenance job: a retention pass over the tables that would otherwise grow
- * without bound, and the partitions those tables need ahead of time (partitioned-tables.ts).
+ * The one scheduled maintenance job: events' partitions made ahead (events/partitions.ts), the
+ * partitions of the tables pruned by age made ahead (partitioned-tables.ts), then a retention pass
+ * over the tables that would otherwise grow without bound.
  */
 export const MAINTENANCE_QUEUE = 'partner-maintenance';
 
@@ -30,20 +32,12 @@ export const MAINTENANCE_QUEUE_OPTIONS: Omit<Queue, 'name'> = {
   deleteAfterSeconds: 86_400,
 };
 
-export interface MaintenancePass {
-  pruned: PrunedRows;
-  /** Partitions made ahead in this pass. */
-  partitionsCreated: string[];
-  /** Partitions past their window detached and dropped in this pass, with their rows. */
-  partitionsDropped: { table: string; partition: string; rows: number }[];
-}
-
 export interface MaintenanceOptions {
   sql: Sql;
   settings: RetentionSettings;
   /** Told after each pass (and each failed one, which pg-boss retries). */
-  onPass?: (outcome: (MaintenancePass & { seconds: number }) | { error: Error }) => void;
-  /** Told of the partitions made ahead when this process starts (or why it could not: the next pass tries again). */
+  onPass?: (outcome: MaintenanceOutcome | { error: Error }) => void;
+  /** Told of the retention tables' partitions made ahead when this process starts (or why it could not: the next pass tries again). */
   onStartPartitions?: (outcome: { created: string[] } | { error: Error }) => void;
 }
 
@@ -67,8 +61,8 @@ export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions
   await boss.work(MAINTENANCE_QUEUE, { batchSize: 1, localConcurrency: 1 }, async () => {
     const started = performance.now();
     try {
-      const pass = await runMaintenancePass(options.sql, options.settings);
-      options.onPass?.({ ...pass, seconds: (performance.now() - started) / 1000 });
+      const outcome = await runMaintenancePass(options.sql, options.settings);
+      options.onPass?.({ ...outcome, seconds: (performance.now() - started) / 1000 });
     } catch (error) {
       options.onPass?.({ error: error as Error });
       throw error;
@@ -76,14 +70,27 @@ export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions
   });
 }
 
+export interface MaintenanceOutcome {
+  pruned: PrunedRows;
+  /** The events partitions this pass made, and how far they now reach. */
+  eventPartitions: EventPartitionsState;
+  /** Partitions of the tables pruned by age made ahead in this pass. */
+  partitionsCreated: string[];
+  /** Partitions past their window detached and dropped in this pass, with their rows. */
+  partitionsDropped: { table: string; partition: string; rows: number }[];
+  seconds: number;
+}
+
 /**
- * One maintenance pass: partitions made ahead first (an insert must never find none), then the
- * retention pass, counted in the metrics table by table (a dropped partition's rows included).
+ * One maintenance pass: partitions first (an insert past the last one fails, so they come before
+ * anything that could fail the pass), events' then the pruned tables', then retention, counted in
+ * the metrics table by table (a dropped partition's rows included).
  */
-export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<MaintenancePass> {
+export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<Omit<MaintenanceOutcome, 'seconds'>> {
+  const eventPartitions = await ensureEventPartitions(sql, now);
   const partitionsCreated = await ensureRetentionPartitions(sql, now);
-  const partitionsDropped: MaintenancePass['partitionsDropped'] = [];
+  const partitionsDropped: MaintenanceOutcome['partitionsDropped'] = [];
   const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows, onPartitionDropped: (dropped) => partitionsDropped.push(dropped) });
   markRetentionRun();
-  return { pruned, partitionsCreated, partitionsDropped };
+  return { pruned, eventPartitions, partitionsCreated, partitionsDropped };
 }

@@ -3,7 +3,7 @@ import { REQUEST_LOG_PARTITION_UNIT } from '../request-log/request-log';
 import { DELIVERY_PARTITION_UNIT } from '../webhooks/delivery-store';
 
 /**
- * The tables pruned by age that are partitioned by time (migrations 0017-0020), their period, and
+ * The tables pruned by age that are partitioned by time (migrations 0020-0024), their period, and
  * how far ahead their partitions are made. The maintenance job makes them ahead at every worker
  * start and every pass (every 10 minutes), so a missed pass or a week of workers down costs
  * nothing; the previous release makes none, and the migration left a runway for a rollback
@@ -20,7 +20,7 @@ export const PERIOD_MS = { day: 86_400_000, week: 7 * 86_400_000 } as const;
 /**
  * Makes the partitions each table needs from now's period to `ahead` periods later (periods a
  * wider partition already covers, such as the legacy one, are left alone). A table that is not
- * partitioned yet (the schema before 0017-0020) is skipped. Returns the partitions made.
+ * partitioned yet (the schema before 0020-0024) is skipped. Returns the partitions made.
  */
 export async function ensureRetentionPartitions(sql: Sql, now = new Date()): Promise<string[]> {
   const created: string[] = [];

@@ -16,7 +16,7 @@ import { DELIVERY_PARTITION_UNIT, dropDeliveryPartitions, pruneFinishedDeliverie
  * - the sandbox request log: 7 days (request-log/record.ts), the window the issue promised partners.
  *
  * Webhook deliveries, their attempts and the request log are partitioned by time (issue 32,
- * migrations 0017-0020): what has passed its window leaves as whole partitions, detached and
+ * migrations 0020-0024): what has passed its window leaves as whole partitions, detached and
  * dropped, instead of DELETEd rows. A partition goes only once its whole range is past the window
  * and nothing in it is still kept, so a row may live up to one partition (a week; a day for the
  * request log) longer than its window, never shorter. Rows are still deleted one batch at a time

@@ -300,16 +300,17 @@ export async function insertEventDeliveries(tx: Transaction, stream: Stream, eve
   return rows.map((row) => row.id);
 }
 
-/** The foreign key from a delivery to its event (0002), made deferrable by 0015. */
+/** The foreign key from a delivery to its event (0002), made deferrable by 0015, dropped by 0016 (events is partitioned). */
 const EVENT_CHECK = 'webhook_deliveries_event_id_events_id_fk';
 
 /**
  * Defers, to this transaction's commit, the check that each delivery's event exists, so the outbox
  * can be written before the events are numbered (events/append.ts). False, changing nothing, on a
  * schema older than 0015, whose check cannot be deferred: this release also serves that schema.
- * True when no such check exists at all: since 0018 only the legacy partition of webhook_deliveries
- * carries it (new deliveries have none), and it goes with that partition. One round trip, asked of
- * the schema every time (a process may outlive the migration).
+ * True on a schema without the check (0016 on): there is nothing to wait for, and no more than
+ * one constraint of that name is asked for (a partitioned table clones its keys into every
+ * partition under the parent's name). One round trip, asked of the schema every time (a process
+ * may outlive the migration).
  */
 export async function deferEventCheck(tx: Transaction): Promise<boolean> {
   const [, [row]] = await sqlOf(tx).unsafe<[unknown, { deferred: boolean }[]]>(`
@@ -623,7 +624,7 @@ export async function pruneFinishedDeliveries(sql: Sql, before: string, batch: n
   return row;
 }
 
-/** The period of webhook_deliveries' and webhook_delivery_attempts' partitions (migration 0017). */
+/** The period of webhook_deliveries' and webhook_delivery_attempts' partitions (migration 0021). */
 export const DELIVERY_PARTITION_UNIT = 'week' as const;
 
 export interface DroppedPartition {
@@ -645,7 +646,7 @@ export interface DroppedPartition {
  * the boundary, in a later week still kept), deleted by row first. A week still holding a pending
  * delivery stays until that delivery ends and its window passes; the row pass
  * (pruneFinishedDeliveries) meanwhile removes what is finished in it once it is a week overdue.
- * Nothing happens before migration 0018 (no partitions).
+ * Nothing happens before migration 0022 (no partitions).
  */
 export async function dropDeliveryPartitions(sql: Sql, before: Date): Promise<DroppedPartition[]> {
   const dropped: DroppedPartition[] = [];

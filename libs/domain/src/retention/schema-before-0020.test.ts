@@ -6,24 +6,24 @@ import { runMaintenancePass } from './maintenance-job';
 import { retentionSettings } from './retention';
 
 /**
- * This release's maintenance pass on the schema before its migrations 0016-0020 (a rollout may
+ * This release's maintenance pass on the schema before its migrations 0020-0024 (a rollout may
  * start its workers before migrating): no partitions to make or drop, every table pruned by row
  * as the previous release did.
  */
 let database: TestDatabase;
 let connection: DatabaseConnection;
 beforeAll(async () => {
-  database = await createTestDatabase(withDatabase(inject('databaseUrl'), 'postgres'), 'before-0016', { migrated: false });
-  const older = await migrationsFolderOf({ upTo: '0015_deferrable_delivery_event_check' });
+  database = await createTestDatabase(withDatabase(inject('databaseUrl'), 'postgres'), 'before-0020', { migrated: false });
+  const older = await migrationsFolderOf({ upTo: '0019_swap_in_partitioned_events' });
   await runMigrations(database.url, { folder: older.folder }).finally(() => older.remove());
-  connection = connectDatabase(database.url, { max: 2, applicationName: 'schema-before-0016-test' });
+  connection = connectDatabase(database.url, { max: 2, applicationName: 'schema-before-0020-test' });
 });
 afterAll(async () => {
   await connection?.close();
   await database?.drop();
 });
 
-describe('retention on the schema before 0016 (nothing partitioned yet)', () => {
+describe('retention on the schema before 0020 (nothing partitioned yet)', () => {
   it('makes no partition, drops none, and prunes deliveries, attempts and the request log by row', async () => {
     const tenant = await seedDemoTenant(connection.db);
     const sql = connection.sql;

@@ -1,7 +1,7 @@
 -- lop-migrate: no-transaction
 -- Issue 32: the tables pruned by age become range-partitioned tables, so retention drops a whole
 -- partition instead of deleting rows (docs/operations.md § Retention). This file prepares the
--- switch without holding any table for longer than an instant; 0018-0020 then switch one table
+-- switch without holding any table for longer than an instant; 0022-0024 then switch one table
 -- each, in one short transaction. Nothing of the previous release changes: its statements read
 -- and write the same tables, columns and defaults before and after.
 --
@@ -23,18 +23,13 @@
 --    DETACH … CONCURRENTLY and make every new partition scan it.
 -- Periods: deliveries and attempts weekly (retention 30 days by default: 5-6 live partitions,
 -- each probed by an update by id), the request log daily (7 days).
--- The deliveries' foreign keys (to events, to webhook_subscriptions) stay on the legacy partition
--- only, under their names; the partitioned table has none:
--- - to events: both releases ask pg_constraint for that one name (deferEventCheck, a scalar
---   subquery) and defer it by name; on the parent it would be cloned, under the same name, into
---   every partition ("more than one row"). New deliveries carry the ids of events written in their
---   own transaction, and events are being partitioned too (issue 32): no key on events(id) alone
---   survives that.
--- - to webhook_subscriptions: ATTACH would merge the legacy table's key into the parent's, which
---   replaces its triggers on webhook_subscriptions under that table's exclusive lock, a table every
---   order create reads: under the rolling-upgrade test's traffic 0018 could not get it in ten tries.
---   Subscriptions are never deleted (disabled instead), and every delivery is written from a
---   subscription row the same statement or transaction read.
+-- The deliveries' foreign key to webhook_subscriptions stays on the legacy partition only (the
+-- one to events went in 0016); the partitioned table has none. ATTACH would merge the legacy
+-- table's key into the parent's, which replaces its triggers on webhook_subscriptions under that
+-- table's exclusive lock, a table every order create reads: under the rolling-upgrade test's
+-- traffic the switch could not get it in ten tries. (A key on the parent would also be cloned into
+-- every partition under the same name.) Subscriptions are never deleted (disabled instead), and
+-- every delivery is written from a subscription row its own statement or transaction read.
 -- Each statement runs on its own and can run again after a failure part way.
 -- Two lock limits: 200 ms where a statement takes a table's exclusive lock (ADD CONSTRAINT … NOT
 -- VALID, ADD CONSTRAINT … USING INDEX, the twin's key to webhook_subscriptions), under the API's
