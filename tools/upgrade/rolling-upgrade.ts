@@ -28,11 +28,7 @@ export interface UpgradeOptions {
   deliveryRows: number;
   /** Partners, each with its own request loop and a good and a failing webhook endpoint. */
   clients?: number;
-  /**
-   * `npm run migrate -- --max-attempts N` (default: the runner's 10). Each try waits at most its
-   * short lock_timeout, so more tries mean more short waits, never a longer one.
-   */
-  migrateMaxAttempts?: number;
+
   log?: (line: string) => void;
 }
 
@@ -248,7 +244,7 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
 
     phase('this release migrates (npm run migrate)');
     const migrateStarted = Date.now();
-    const migrate = spawnFrom(PROJECT_ROOT, 'migrate', ['--inline', 'tools/admin/main.ts', 'migrate', ...(options.migrateMaxAttempts ? ['--max-attempts', String(options.migrateMaxAttempts)] : [])], {});
+    const migrate = spawnFrom(PROJECT_ROOT, 'migrate', ['--inline', 'tools/admin/main.ts', 'migrate'], {});
     const migrateExit = await migrate.exited;
     const migrateMs = Date.now() - migrateStarted;
     processes.splice(processes.indexOf(migrate), 1);
