@@ -28,7 +28,6 @@ export interface UpgradeOptions {
   deliveryRows: number;
   /** Partners, each with its own request loop and a good and a failing webhook endpoint. */
   clients?: number;
-
   log?: (line: string) => void;
 }
 
