@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from '@lop/domain';
  * migrations. The rolling-upgrade test runs it beside this checkout; move it forward when a
  * release lands (docs/operations.md § Upgrading).
  */
-export const PREVIOUS_RELEASE = '4e00aa06001448122278c6ed859fb029c44fabbb';
+export const PREVIOUS_RELEASE = '378471bf3ba54748a826752151a0a5f549bee5c8';
 
 export interface ReleaseTree {
   commit: string;

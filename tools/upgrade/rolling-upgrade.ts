@@ -21,7 +21,10 @@ import { preparePreviousRelease } from './previous-release';
 export interface UpgradeOptions {
   /** The PostgreSQL server to make the upgrade's database on. */
   serverUrl: string;
-  /** Finished webhook deliveries (and one attempt each) already in the database: the history migrations must not lock for. */
+  /**
+   * Finished webhook deliveries (and one attempt each), and as many sandbox request log rows,
+   * already in the database: the history migrations must not lock for.
+   */
   deliveryRows: number;
   /** Partners, each with its own request loop and a good and a failing webhook endpoint. */
   clients?: number;
@@ -59,6 +62,10 @@ export interface UpgradeFigures {
   eventsNotDelivered: number;
   deadLetters: number;
   deliveriesStillPending: number;
+  /** The tables that are partitioned once the migration ran (issue 32), and their partitions' count. */
+  partitioned: Record<string, number>;
+  /** Rows of the history still readable after the migration (deliveries, attempts, request log). */
+  historyAfter: { deliveries: number; attempts: number; requestLog: number };
   /** Exit code of each stopped process after its SIGTERM (0 = drained and stopped). */
   exits: Record<string, number | null>;
   /** Lines of any process's output that tell of a lost connection or a deadlock. */
@@ -206,6 +213,7 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
       partners.push(partner);
     }
     await writeDeliveryHistory(connection.sql, await newPartner(connection.db, connection.sql), options.deliveryRows);
+    await writeRequestLogHistory(connection.sql, options.deliveryRows);
     const [{ deadlocks: deadlocksBefore }] = await connection.sql<{ deadlocks: number }[]>`select deadlocks::int from pg_stat_database where datname = current_database()`;
 
     phase('traffic starts on the previous release');
@@ -240,6 +248,17 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     const migrateMs = Date.now() - migrateStarted;
     processes.splice(processes.indexOf(migrate), 1);
     phase(`migrated in ${migrateMs} ms (exit ${migrateExit})`);
+    const partitioned = Object.fromEntries(
+      (
+        await connection.sql<{ name: string; partitions: number }[]>`
+          select c.relname as name, (select count(*) from pg_inherits i where i.inhparent = c.oid)::int as partitions
+          from pg_class c where c.relkind = 'p' and c.relnamespace = 'public'::regnamespace order by 1`
+      ).map((row) => [row.name, row.partitions]),
+    );
+    const [historyAfter] = await connection.sql<{ deliveries: number; attempts: number; requestLog: number }[]>`
+      select (select count(*) from webhook_deliveries where kind = 'test')::int as deliveries,
+             (select count(*) from webhook_delivery_attempts a where a.request_body = '{"type":"webhook.test"}')::int as attempts,
+             (select count(*) from sandbox_request_log where request_id like 'history-%')::int as "requestLog"`;
 
     const newWorker = await startWorker(PROJECT_ROOT, 'new-worker');
     const newApi2 = await startApi(PROJECT_ROOT, 'new-api-2');
@@ -317,6 +336,8 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
       eventsNotDelivered: events.filter((event) => !received.has(event.event_id)).length,
       deadLetters: dead,
       deliveriesStillPending: pending,
+      partitioned,
+      historyAfter,
       exits,
       processProblems: processes.flatMap((p) => p.output().split('\n').filter((line) => PROBLEM.test(line)).map((line) => `${p.name}: ${line.slice(0, 300)}`)),
       phases,
@@ -363,6 +384,18 @@ async function writeDeliveryHistory(sql: ReturnType<typeof connectDatabase>['sql
   }
 }
 
+/** A week of sandbox request log rows (the log keeps 7 days), as a busy sandbox leaves them. */
+async function writeRequestLogHistory(sql: ReturnType<typeof connectDatabase>['sql'], rows: number): Promise<void> {
+  for (let from = 0; from < rows; from += 25_000) {
+    const count = Math.min(25_000, rows - from);
+    await sql`
+      insert into sandbox_request_log (laboratory_id, client_id, environment, request_id, occurred_at, method, route, status, duration_ms, key_prefix, door, request_body, response_body)
+      select gen_random_uuid(), gen_random_uuid(), 'sandbox', 'history-' || (${from} + g), now() - ((${from} + g) % 10000) * interval '1 minute',
+             'GET', '/v1/orders/{id}', 200, 12, 'lop_test_hist', 'rest', null, '{"data":{"order_id":"x"}}'::jsonb
+      from generate_series(1, ${count}) g`;
+  }
+}
+
 /** The figures an operator (and the issue) asks for, as lines to print. */
 export function upgradeSummary(figures: UpgradeFigures): string {
   const lock = (span: LockSpan | undefined) => (span ? `${span.ms} ms (${span.mode} on ${span.relation}, by ${span.holder || 'an unnamed backend'})` : 'none seen');
@@ -376,6 +409,7 @@ export function upgradeSummary(figures: UpgradeFigures): string {
     `  longest lock wait   ${lock(figures.longestLockWait)}`,
     `  migrate             ${figures.migrate.ms} ms, exit ${figures.migrate.exitCode}`,
     `  orders              ${figures.ordersCreated} created, ${figures.ordersMissing.length} missing`,
+    `  partitioned         ${Object.entries(figures.partitioned).map(([table, n]) => `${table} (${n})`).join(', ') || 'none'}`,
     `  events              ${figures.events} (dense: ${figures.streamDense}), ${figures.eventsNotDelivered} not delivered, ${figures.deadLetters} dead letters, ${figures.deliveriesStillPending} pending`,
     ...figures.failures.map((f) => `  failed: ${(f.at / 1000).toFixed(1)} s ${f.route} on ${f.replica}: ${f.status || 'no answer'} ${f.error ?? ''} (${f.phase})`),
     ...figures.processProblems.map((line) => `  problem: ${line}`),

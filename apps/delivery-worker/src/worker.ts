@@ -160,8 +160,15 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     onPass: (outcome) => {
       if ('error' in outcome) return logger.error({ err: outcome.error }, 'maintenance pass failed; pg-boss retries it');
       reportPartitions(outcome.eventPartitions);
-      logger.info({ pruned: outcome.pruned, seconds: outcome.seconds }, 'retention pass');
+      logger.info(
+        { pruned: outcome.pruned, seconds: outcome.seconds, partitionsCreated: outcome.partitionsCreated, partitionsDropped: outcome.partitionsDropped },
+        'retention pass',
+      );
     },
+    onStartPartitions: (outcome) =>
+      'error' in outcome
+        ? logger.error({ err: outcome.error }, 'could not make partitions ahead at start; the next maintenance pass tries again')
+        : outcome.created.length > 0 && logger.info({ created: outcome.created }, 'partitions made ahead'),
   });
   logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 

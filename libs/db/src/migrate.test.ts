@@ -106,10 +106,12 @@ describe('migrations', () => {
       expect(indexes[1].indexdef).toMatch(/WHERE \(state = 'dead_lettered'::webhook_delivery_state\)/);
       await sql.begin(async (tx) => {
         await tx`set local enable_seqscan = off`;
+        // Since 0022 the table is partitioned: these rows sit in its legacy partition, whose copies of
+        // the indexes carry the legacy_ prefix; the other partitions' copies are named by PostgreSQL.
         const plan = await tx.unsafe(`explain select id from webhook_deliveries where state = 'dead_lettered' order by created_at`);
-        expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/webhook_deliveries_dead_idx/);
+        expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/webhook_deliveries_legacy_dead_idx/);
         const completed = await tx.unsafe(`explain select id from webhook_deliveries where completed_at < now() and state <> 'pending'`);
-        expect(completed.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/webhook_deliveries_completed_idx/);
+        expect(completed.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/webhook_deliveries_legacy_completed_idx/);
       });
     } finally {
       await sql.end();

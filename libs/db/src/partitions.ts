@@ -20,7 +20,8 @@ import type postgres from 'postgres';
  * Boundaries are UTC: a month's partition holds [first day 00:00 UTC, next month's first day).
  */
 
-export type PartitionUnit = 'month' | 'day';
+/** `week`: Monday to Monday, as PostgreSQL's date_trunc('week'). */
+export type PartitionUnit = 'month' | 'week' | 'day';
 
 export interface PartitionedTable {
   /** The partitioned parent, unqualified (the connection's schema). */
@@ -53,15 +54,17 @@ export interface PartitionInfo {
 
 /** The start of the period (UTC month or day) that holds `at`. */
 export function periodStart(at: Date, unit: PartitionUnit = 'month'): Date {
+  if (unit === 'week') return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() - ((at.getUTCDay() + 6) % 7)));
   return unit === 'month' ? new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)) : new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
 }
 
 /** The start of the period after the one starting at `start`. */
 export function nextPeriod(start: Date, unit: PartitionUnit = 'month'): Date {
+  if (unit === 'week') return new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 7));
   return unit === 'month' ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)) : new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 1));
 }
 
-/** `events_p2027_01` (month) or `events_p2027_01_31` (day): sorts by time, says its period. */
+/** `events_p2027_01` (month) or `events_p2027_01_31` (day, and week: its Monday): sorts by time, says its period. */
 export function partitionName(table: string, start: Date, unit: PartitionUnit = 'month'): string {
   const [y, m, d] = [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate()].map((n) => String(n).padStart(2, '0'));
   return unit === 'month' ? `${table}_p${y}_${m}` : `${table}_p${y}_${m}_${d}`;
@@ -158,6 +161,25 @@ export interface DetachOptions {
  * allowed while the table has a default partition; one interrupted earlier is finished (FINALIZE).
  * A MINVALUE partition (a legacy one) is detached like any other once its upper bound has passed.
  */
+/**
+ * Detaches one partition (CONCURRENTLY, or FINALIZE for one interrupted earlier) and drops it,
+ * for a caller that decides partition by partition what may go (retention: a partition that still
+ * holds a pending delivery stays).
+ */
+export async function detachPartition(sql: postgres.Sql, table: string, partition: PartitionInfo, options: DetachOptions = {}): Promise<void> {
+  const connection = await sql.reserve();
+  try {
+    await connection.unsafe(`set lock_timeout = ${options.lockTimeoutMs ?? 200}`);
+    await withRetry(options.maxAttempts ?? 5, () =>
+      connection.unsafe(`alter table ${quote(table)} detach partition ${quote(partition.name)} ${partition.detachPending ? 'finalize' : 'concurrently'}`),
+    );
+    if (options.drop !== false) await withRetry(options.maxAttempts ?? 5, () => connection.unsafe(`drop table if exists ${quote(partition.name)}`));
+  } finally {
+    await connection.unsafe('reset lock_timeout').catch(() => undefined);
+    connection.release();
+  }
+}
+
 export async function detachPartitionsBefore(sql: postgres.Sql, table: string, before: Date, options: DetachOptions = {}): Promise<string[]> {
   const old = (await listPartitions(sql, table)).filter((p) => !p.isDefault && p.to !== null && p.to <= before);
   const detached: string[] = [];

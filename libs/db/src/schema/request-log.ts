@@ -1,4 +1,4 @@
-import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { environmentEnum } from './common';
 
 /**
@@ -6,11 +6,13 @@ import { environmentEnum } from './common';
  * key, written in batches after the response (libs/domain/src/request-log/). Bodies are stored only
  * after redaction and truncation; no header, key or path parameter is stored, only the key's
  * display prefix. Pruned after 7 days by the retention job. `id` is the tail cursor.
+ * Range-partitioned by occurred_at, daily (migrations 0021, 0024): retention drops whole days.
  */
 export const sandboxRequestLog = pgTable(
   'sandbox_request_log',
   {
-    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    // Drawn from one sequence for every partition: unique, and in insertion order, across days.
+    id: bigserial('id', { mode: 'number' }).notNull(),
     laboratoryId: uuid('laboratory_id').notNull(),
     clientId: uuid('client_id').notNull(),
     environment: environmentEnum('environment').notNull(),
@@ -30,6 +32,7 @@ export const sandboxRequestLog = pgTable(
     responseBody: jsonb('response_body'),
   },
   (t) => [
+    primaryKey({ name: 'sandbox_request_log_pkey', columns: [t.id, t.occurredAt] }),
     index('sandbox_request_log_by_client').on(t.clientId, t.environment, t.laboratoryId, t.id),
     index('sandbox_request_log_by_request_id').on(t.clientId, t.requestId),
     index('sandbox_request_log_by_time').on(t.occurredAt),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, customType, index, integer, jsonb, pgEnum, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, customType, index, integer, jsonb, pgEnum, pgTable, primaryKey, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { apiClients } from './clients';
 import { createdAt, environmentEnum, id } from './common';
 import { laboratories } from './laboratories';
@@ -77,13 +77,13 @@ export const webhookSubscriptions = pgTable(
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    id: id(),
-    subscriptionId: uuid('subscription_id')
-      .notNull()
-      .references(() => webhookSubscriptions.id),
-    // No foreign key to events since 0016: events is partitioned (0019), and a foreign key can only
-    // reference a partitioned table by a unique key that includes its partition key (created_at).
+    // Unique with created_at, the partition key (see below): ids are random UUIDs, never reused.
+    id: uuid('id').notNull().defaultRandom(),
+    // No foreign keys on the partitioned table (0021 says why): its legacy partition keeps the key
+    // to webhook_subscriptions it had. None to events since 0016: events is partitioned (0019), and
+    // a key can reference a partitioned table only by a unique key that includes its partition key.
     // The delivery is written in the transaction that appends its event (webhooks/outbox.ts).
+    subscriptionId: uuid('subscription_id').notNull(),
     eventId: uuid('event_id'),
     kind: text('kind').notNull(),
     replayOf: uuid('replay_of'),
@@ -102,9 +102,15 @@ export const webhookDeliveries = pgTable(
     /** A dead letter whose event a recover call has replayed: never a candidate of another recover. */
     recoveredAt: timestamp('recovered_at', { withTimezone: true }),
   },
+  // Range-partitioned by created_at, weekly (migrations 0021-0022; not expressible here): retention
+  // drops a week whose deliveries are all finished past the window (retention.ts). A partitioned
+  // table's unique keys include the partition key.
   (t) => [
-    // At most one original delivery per (event, subscription); replays are separate rows.
-    uniqueIndex('webhook_deliveries_event_subscription_idx').on(t.eventId, t.subscriptionId).where(sql`kind = 'event'`),
+    primaryKey({ name: 'webhook_deliveries_pkey', columns: [t.id, t.createdAt] }),
+    // At most one original delivery per (event, subscription); replays are separate rows. With the
+    // partition key: the outbox writes an event's deliveries in the statement that numbers it, so
+    // they share one created_at, and an event is appended once.
+    uniqueIndex('webhook_deliveries_event_subscription_idx').on(t.eventId, t.subscriptionId, t.createdAt).where(sql`kind = 'event'`),
     index('webhook_deliveries_subscription_idx').on(t.subscriptionId, t.createdAt),
     // Every delivery of one event to one endpoint, replays included: recover asks, per dead letter,
     // whether that event is pending or delivered there (10,000 dead letters in milliseconds, not a scan each).
@@ -133,10 +139,11 @@ const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () =>
 export const webhookDeliveryAttempts = pgTable(
   'webhook_delivery_attempts',
   {
-    id: id(),
-    deliveryId: uuid('delivery_id')
-      .notNull()
-      .references(() => webhookDeliveries.id),
+    id: uuid('id').notNull().defaultRandom(),
+    // No foreign key: webhook_deliveries is partitioned (by created_at), and a key referencing it
+    // would need the partition key too. The delivery store writes an attempt only from its
+    // delivery's claim, and retention drops attempts with or before their delivery (migration 0020).
+    deliveryId: uuid('delivery_id').notNull(),
     attemptNumber: integer('attempt_number').notNull(),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
     /** Null while the attempt is in flight, and for one whose worker stopped before it ended. */
@@ -156,5 +163,11 @@ export const webhookDeliveryAttempts = pgTable(
     /** While the outcome is `sending`: when a worker may take the attempt as abandoned (its job's expiry). */
     inFlightUntil: timestamp('in_flight_until', { withTimezone: true }),
   },
-  (t) => [uniqueIndex('webhook_delivery_attempts_number_idx').on(t.deliveryId, t.attemptNumber)],
+  // Range-partitioned by started_at, weekly (migrations 0021, 0023). Attempt n of a delivery is
+  // written once because its claim moves the delivery's attempts_made from n-1 to n (claimAttempt);
+  // the unique index includes the partition key, as it must.
+  (t) => [
+    primaryKey({ name: 'webhook_delivery_attempts_pkey', columns: [t.id, t.startedAt] }),
+    uniqueIndex('webhook_delivery_attempts_number_idx').on(t.deliveryId, t.attemptNumber, t.startedAt),
+  ],
 );

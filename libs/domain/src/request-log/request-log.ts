@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { and, desc, eq, gt, gte, lt, sql as sqlText, type SQL } from 'drizzle-orm';
-import { sandboxRequestLog, type Database, type Sql } from '@lop/db';
+import { detachPartition, listPartitions, sandboxRequestLog, type Database, type Sql } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
@@ -8,6 +8,8 @@ import { REQUEST_LOG_RETENTION_DAYS } from './record';
 import type { RequestLogDetail, RequestLogEntry, RequestLogPage } from './request-log.schemas';
 
 export const REQUEST_LOG_DEFAULT_LIMIT = 50;
+/** The period of sandbox_request_log's partitions (migration 0021): a day of a 7-day window. */
+export const REQUEST_LOG_PARTITION_UNIT = 'day' as const;
 export const REQUEST_LOG_MAX_LIMIT = 200;
 
 /** The log is a sandbox tool (docs/request-log.md): production requests are never recorded, nor read here. */
@@ -135,14 +137,31 @@ export async function getRequestLogEntry(db: Database, caller: Caller, requestId
   return { ...entryOf(row), request_body: withheld ? null : (row.requestBody ?? null), response_body: withheld ? null : (row.responseBody ?? null), bodies_withheld: withheld };
 }
 
-/** Retention: rows older than the window, in short batches (retention/retention.ts runs it). */
-export async function pruneRequestLog(sql: Sql, now: Date, batchSize: number): Promise<number> {
-  const before = new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 86_400_000).toISOString();
+/**
+ * Retention (retention/retention.ts runs it): since migration 0024 the log is partitioned by day,
+ * and a day whose whole range is older than the window is detached and dropped, its rows counted
+ * first; nothing in it is ever kept. The day the window's edge falls in waits for the next pass
+ * (a row lives up to a day longer, never shorter; reads stop at 7 days anyway). Row by row, in
+ * short batches, only what is not in a day partition: the legacy partition (the table as it was
+ * before 0024), or the whole table on the schema before it.
+ */
+export async function pruneRequestLog(sql: Sql, now: Date, batchSize: number, onDropped?: (partition: string, rows: number) => void): Promise<number> {
+  const before = new Date(now.getTime() - REQUEST_LOG_RETENTION_DAYS * 86_400_000);
   let pruned = 0;
+  const partitions = await listPartitions(sql, 'sandbox_request_log');
+  for (const partition of partitions.filter((p) => !p.isDefault && p.to !== null && p.to <= before)) {
+    const [{ rows }] = await sql.unsafe<{ rows: number }[]>(`select count(*)::int as rows from "${partition.name}"`);
+    await detachPartition(sql, 'sandbox_request_log', partition);
+    pruned += rows;
+    onDropped?.(partition.name, rows);
+  }
+  const legacy = partitions.find((p) => p.from === null && p.to !== null && p.to > before);
+  if (partitions.length > 0 && !legacy) return pruned;
+  const below = (legacy ? new Date(Math.min(before.getTime(), legacy.to!.getTime())) : before).toISOString();
   for (;;) {
     const rows = await sql`
       delete from sandbox_request_log where id = any(array(
-        select id from sandbox_request_log where occurred_at < ${before}::timestamptz limit ${batchSize}))`;
+        select id from sandbox_request_log where occurred_at < ${below}::timestamptz limit ${batchSize}))`;
     pruned += rows.count;
     if (rows.count < batchSize) return pruned;
   }

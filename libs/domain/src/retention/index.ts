@@ -1,2 +1,3 @@
 export * from './retention';
 export * from './maintenance-job';
+export * from './partitioned-tables';

@@ -2,11 +2,13 @@ import type { PgBoss, Queue } from 'pg-boss';
 import type { Sql } from '@lop/db';
 import { ensureEventPartitions, type EventPartitionsState } from '../events/partitions';
 import { countPrunedRows, markRetentionRun } from '../metrics/metrics';
+import { ensureRetentionPartitions } from './partitioned-tables';
 import { pruneExpiredRows, type PrunedRows, type RetentionSettings } from './retention';
 
 /**
- * The one scheduled maintenance job: events' partitions made ahead (events/partitions.ts), then a
- * retention pass over the tables that would otherwise grow without bound.
+ * The one scheduled maintenance job: events' partitions made ahead (events/partitions.ts), the
+ * partitions of the tables pruned by age made ahead (partitioned-tables.ts), then a retention pass
+ * over the tables that would otherwise grow without bound.
  */
 export const MAINTENANCE_QUEUE = 'partner-maintenance';
 
@@ -35,6 +37,8 @@ export interface MaintenanceOptions {
   settings: RetentionSettings;
   /** Told after each pass (and each failed one, which pg-boss retries). */
   onPass?: (outcome: MaintenanceOutcome | { error: Error }) => void;
+  /** Told of the retention tables' partitions made ahead when this process starts (or why it could not: the next pass tries again). */
+  onStartPartitions?: (outcome: { created: string[] } | { error: Error }) => void;
 }
 
 /**
@@ -42,6 +46,12 @@ export interface MaintenanceOptions {
  * instance must be started with `schedule: true` (the delivery worker's is).
  */
 export async function startMaintenance(boss: PgBoss, options: MaintenanceOptions): Promise<void> {
+  // At start too, not only every 10 minutes: a worker that was down past the runway makes them at once.
+  try {
+    options.onStartPartitions?.({ created: await ensureRetentionPartitions(options.sql) });
+  } catch (error) {
+    options.onStartPartitions?.({ error: error as Error });
+  }
   await boss.createQueue(MAINTENANCE_QUEUE, MAINTENANCE_QUEUE_OPTIONS);
   // createQueue keeps an existing queue's options; a queue's policy is fixed at its creation.
   const { policy: _policy, ...updatable } = MAINTENANCE_QUEUE_OPTIONS;
@@ -64,16 +74,23 @@ export interface MaintenanceOutcome {
   pruned: PrunedRows;
   /** The events partitions this pass made, and how far they now reach. */
   eventPartitions: EventPartitionsState;
+  /** Partitions of the tables pruned by age made ahead in this pass. */
+  partitionsCreated: string[];
+  /** Partitions past their window detached and dropped in this pass, with their rows. */
+  partitionsDropped: { table: string; partition: string; rows: number }[];
   seconds: number;
 }
 
 /**
- * One maintenance pass: events' partitions first (an insert past the last one fails, so they come
- * before anything that could fail the pass), then retention, counted in the metrics table by table.
+ * One maintenance pass: partitions first (an insert past the last one fails, so they come before
+ * anything that could fail the pass), events' then the pruned tables', then retention, counted in
+ * the metrics table by table (a dropped partition's rows included).
  */
 export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, now?: Date): Promise<Omit<MaintenanceOutcome, 'seconds'>> {
   const eventPartitions = await ensureEventPartitions(sql, now);
-  const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows });
+  const partitionsCreated = await ensureRetentionPartitions(sql, now);
+  const partitionsDropped: MaintenanceOutcome['partitionsDropped'] = [];
+  const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows, onPartitionDropped: (dropped) => partitionsDropped.push(dropped) });
   markRetentionRun();
-  return { pruned, eventPartitions };
+  return { pruned, eventPartitions, partitionsCreated, partitionsDropped };
 }

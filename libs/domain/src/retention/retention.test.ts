@@ -18,6 +18,7 @@ import {
 } from '@lop/db';
 import { loadConfig } from '../config/config';
 import { seedDemoTenant } from '../control-plane/demo-seed';
+import { ensureRetentionPartitions } from './partitioned-tables';
 import { pruneExpiredRows, retentionSettings, type RetentionSettings } from './retention';
 
 declare module 'vitest' {
@@ -139,7 +140,10 @@ describe('retention: nothing but the event stream grows without bound', () => {
     for (const id of ids) expect(await deliveryExists(id)).toBe(false);
   });
 
-  it('keeps the sandbox request log for 7 days, then prunes it', async () => {
+  it('keeps the sandbox request log for 7 days, then prunes it with its day (a day partition goes whole: up to a day later, never sooner)', async () => {
+    // The passes above moved the clock a month ahead and dropped every day partition of the log
+    // with it; the maintenance job makes today's again, as after a restart.
+    await ensureRetentionPartitions(database.sql);
     const requestId = `req_retention_${randomUUID()}`;
     await database.db.insert(sandboxRequestLog).values({
       laboratoryId, clientId, environment: 'sandbox', requestId, occurredAt: new Date(), method: 'GET', route: '/v1/lab', status: 200, durationMs: 3, keyPrefix: 'lop_test_AbCd', door: 'rest',
@@ -147,7 +151,7 @@ describe('retention: nothing but the event stream grows without bound', () => {
     const logged = async () => (await database.db.select().from(sandboxRequestLog).where(eq(sandboxRequestLog.requestId, requestId))).length;
     expect((await pruneExpiredRows(database.sql, settings, { now: later(7 * DAY - HOUR) })).sandbox_request_log).toBe(0);
     expect(await logged()).toBe(1);
-    const pruned = await pruneExpiredRows(database.sql, settings, { now: later(7 * DAY + HOUR) });
+    const pruned = await pruneExpiredRows(database.sql, settings, { now: later(8 * DAY + HOUR) });
     expect(pruned.sandbox_request_log).toBe(1);
     expect(await logged()).toBe(0);
   });

@@ -1,7 +1,8 @@
-import type { Sql } from '@lop/db';
+import { listPartitions, type PartitionInfo, type Sql } from '@lop/db';
+import { PERIOD_MS } from './partitioned-tables';
 import type { Config } from '../config/config';
 import { pruneRequestLog } from '../request-log/request-log';
-import { pruneFinishedDeliveries } from '../webhooks/delivery-store';
+import { DELIVERY_PARTITION_UNIT, dropDeliveryPartitions, pruneFinishedDeliveries } from '../webhooks/delivery-store';
 
 /**
  * What the service keeps, and for how long (DESIGN §14): nothing grows without bound except the
@@ -13,6 +14,19 @@ import { pruneFinishedDeliveries } from '../webhooks/delivery-store';
  *   and their attempts: kept a configurable number of days after they finished. A pending
  *   delivery is never pruned, however old: its attempt chain is still running;
  * - the sandbox request log: 7 days (request-log/record.ts), the window the issue promised partners.
+ *
+ * Webhook deliveries, their attempts and the request log are partitioned by time (issue 32,
+ * migrations 0020-0024): what has passed its window leaves as whole partitions, detached and
+ * dropped, instead of DELETEd rows. A partition goes only once its whole range is past the window
+ * and nothing in it is still kept, so a row may live up to one partition (a week; a day for the
+ * request log) longer than its window, never shorter. Rows are still deleted one batch at a time
+ * where no partition can go: the legacy partition (each table as it was before), and a week of
+ * deliveries that a pending delivery holds back once it is a week overdue.
+ * idempotency_keys stays one table: its primary key (client, environment, key) is the
+ * ON CONFLICT target of every claim, and a partitioned table's unique keys must include the
+ * partition key, so a retry across a partition boundary would no longer find its first request.
+ * Its rows are bounded by the window (at most the creates of 48 hours by default), and so is the
+ * rate of its deletes.
  */
 export interface RetentionSettings {
   idempotencyKeySeconds: number;
@@ -49,6 +63,19 @@ export interface PruneOptions {
   batchSize?: number;
   /** Told after each table, for metrics and logs. */
   onPruned?: (table: PrunedTable, rows: number) => void;
+  /** Told of each partition dropped (its rows are counted in `onPruned` too). */
+  onPartitionDropped?: (dropped: { table: PrunedTable; partition: string; rows: number }) => void;
+}
+
+/**
+ * The rows the row-by-row pass may still delete on a partitioned table: those below the returned
+ * bound of the partition key. Undefined on a table that is not partitioned (every row). Below it
+ * lie the legacy partition (FROM MINVALUE) and partitions that ended before `overdueBefore`.
+ */
+export function rowPassBound(partitions: PartitionInfo[], overdueBefore?: Date): Date | undefined {
+  if (partitions.length === 0) return undefined;
+  const bounds = partitions.filter((p) => !p.isDefault && p.to !== null && (p.from === null || (overdueBefore !== undefined && p.to <= overdueBefore))).map((p) => p.to!.getTime());
+  return new Date(bounds.length > 0 ? Math.max(...bounds) : 0);
 }
 
 /** Deletes what has outlived its retention window; returns the rows removed per table. */
@@ -84,8 +111,19 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
   report('rate_limit_counters');
 
   const deliveriesBefore = before(settings.webhookHistorySeconds);
+  for (const dropped of await dropDeliveryPartitions(sql, new Date(deliveriesBefore))) {
+    const table = dropped.table as PrunedTable;
+    pruned[table] += dropped.rows;
+    pruned.webhook_delivery_attempts += dropped.attemptsDeleted ?? 0;
+    options.onPartitionDropped?.({ table, partition: dropped.partition, rows: dropped.rows });
+  }
+  // A week that a pending delivery holds back: what is finished in it goes by row once the week
+  // is a whole week overdue (a delivery's retries end within about 1.5 days, so by then a week is
+  // held only by a delivery that stays pending unusually long).
+  const overdue = new Date(new Date(deliveriesBefore).getTime() - PERIOD_MS[DELIVERY_PARTITION_UNIT]);
+  const createdBound = rowPassBound(await listPartitions(sql, 'webhook_deliveries'), overdue);
   for (;;) {
-    const row = await pruneFinishedDeliveries(sql, deliveriesBefore, batch);
+    const row = await pruneFinishedDeliveries(sql, deliveriesBefore, batch, createdBound?.toISOString());
     pruned.webhook_delivery_attempts += row.attempts;
     pruned.webhook_deliveries += row.deliveries;
     if (row.deliveries < batch) break;
@@ -94,7 +132,7 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
   report('webhook_deliveries');
 
   // The request log's own module owns its table and its window, as the deliveries' own module owns theirs.
-  pruned.sandbox_request_log = await pruneRequestLog(sql, now, batch);
+  pruned.sandbox_request_log = await pruneRequestLog(sql, now, batch, (partition, rows) => options.onPartitionDropped?.({ table: 'sandbox_request_log', partition, rows }));
   report('sandbox_request_log');
   return pruned;
 }

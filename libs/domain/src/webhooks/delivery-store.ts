@@ -1,6 +1,8 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import {
+  detachPartition,
   events,
+  listPartitions,
   preparedStatement,
   sqlOf,
   WEBHOOK_ATTEMPT_OUTCOMES,
@@ -305,8 +307,10 @@ const EVENT_CHECK = 'webhook_deliveries_event_id_events_id_fk';
  * Defers, to this transaction's commit, the check that each delivery's event exists, so the outbox
  * can be written before the events are numbered (events/append.ts). False, changing nothing, on a
  * schema older than 0015, whose check cannot be deferred: this release also serves that schema.
- * True on a schema without the check (0016 on): there is nothing to wait for.
- * One round trip, asked of the schema every time (a process may outlive the migration).
+ * True on a schema without the check (0016 on): there is nothing to wait for, and no more than
+ * one constraint of that name is asked for (a partitioned table clones its keys into every
+ * partition under the parent's name). One round trip, asked of the schema every time (a process
+ * may outlive the migration).
  */
 export async function deferEventCheck(tx: Transaction): Promise<boolean> {
   const [, [row]] = await sqlOf(tx).unsafe<[unknown, { deferred: boolean }[]]>(`
@@ -315,7 +319,7 @@ export async function deferEventCheck(tx: Transaction): Promise<boolean> {
         set constraints "${EVENT_CHECK}" deferred;
       end if;
     end $$;
-    select coalesce((select condeferrable from pg_constraint where conname = '${EVENT_CHECK}'), true) as deferred`);
+    select not exists (select from pg_constraint where conname = '${EVENT_CHECK}' and not condeferrable) as deferred`);
   return row.deferred;
 }
 
@@ -601,19 +605,82 @@ export async function readDeliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
 
 /**
  * One batch of the retention pass: up to `batch` deliveries that reached a final state before
- * `before`, with their attempts. A pending delivery is never pruned, however old.
+ * `before`, with their attempts. A pending delivery is never pruned, however old. With
+ * `createdBefore`, only deliveries created before it (on the partitioned table: the legacy
+ * partition and weeks overdue for their drop; the others go whole, dropDeliveryPartitions).
  */
-export async function pruneFinishedDeliveries(sql: Sql, before: string, batch: number): Promise<{ attempts: number; deliveries: number }> {
-  // Attempts and their delivery go in one statement (the foreign key is checked at its end);
-  // SKIP LOCKED leaves a row a worker or the control plane is touching right now to the next run.
+export async function pruneFinishedDeliveries(sql: Sql, before: string, batch: number, createdBefore?: string): Promise<{ attempts: number; deliveries: number }> {
+  // Attempts and their delivery go in one statement; SKIP LOCKED leaves a row a worker or the
+  // control plane is touching right now to the next run.
   const [row] = await sql<{ attempts: number; deliveries: number }[]>`
     with finished as (
       select id from webhook_deliveries
-      where completed_at < ${before}::timestamptz and state <> 'pending'
+      where completed_at < ${before}::timestamptz and state <> 'pending' ${createdBefore === undefined ? sql`` : sql`and created_at < ${createdBefore}::timestamptz`}
       limit ${batch}
       for update skip locked),
     attempts as (delete from webhook_delivery_attempts a using finished f where a.delivery_id = f.id returning 1),
     deliveries as (delete from webhook_deliveries d using finished f where d.id = f.id returning 1)
     select (select count(*) from attempts)::int as attempts, (select count(*) from deliveries)::int as deliveries`;
   return row;
+}
+
+/** The period of webhook_deliveries' and webhook_delivery_attempts' partitions (migration 0021). */
+export const DELIVERY_PARTITION_UNIT = 'week' as const;
+
+export interface DroppedPartition {
+  table: string;
+  partition: string;
+  /** Counted (count(*)) just before the drop: rows cannot enter a partition whose range has passed. */
+  rows: number;
+  /** A deliveries week: its deliveries' attempts that sat in later weeks, deleted by row before it went. */
+  attemptsDeleted?: number;
+}
+
+/**
+ * The retention pass on the partitioned tables: every partition whose whole range ended before
+ * `before` (the window's start) and that holds nothing still kept is detached and dropped, its
+ * rows counted. Kept means a pending delivery (however old), a delivery finished within the
+ * window, and any attempt of either. Attempts go first, then deliveries ("attempts with or before
+ * their delivery"): an attempts week whose deliveries are all past the window goes; a deliveries
+ * week goes with the few attempts of its deliveries that started after it ended (retries across
+ * the boundary, in a later week still kept), deleted by row first. A week still holding a pending
+ * delivery stays until that delivery ends and its window passes; the row pass
+ * (pruneFinishedDeliveries) meanwhile removes what is finished in it once it is a week overdue.
+ * Nothing happens before migration 0022 (no partitions).
+ */
+export async function dropDeliveryPartitions(sql: Sql, before: Date): Promise<DroppedPartition[]> {
+  const dropped: DroppedPartition[] = [];
+  const cutoff = before.toISOString();
+  const attempts = await listPartitions(sql, 'webhook_delivery_attempts');
+  for (const partition of attempts.filter((p) => !p.isDefault && p.to !== null && p.to <= before)) {
+    const [row] = await sql.unsafe<{ rows: number; kept: boolean }[]>(
+      `select count(*)::int as rows,
+              exists (select 1 from "${partition.name}" a join webhook_deliveries d on d.id = a.delivery_id
+                      where d.state = 'pending' or coalesce(d.completed_at >= $1::timestamptz, true)) as kept
+       from "${partition.name}"`,
+      [cutoff],
+    );
+    if (row.kept) continue;
+    await detachPartition(sql, 'webhook_delivery_attempts', partition);
+    dropped.push({ table: 'webhook_delivery_attempts', partition: partition.name, rows: row.rows });
+  }
+  const deliveries = await listPartitions(sql, 'webhook_deliveries');
+  for (const partition of deliveries.filter((p) => !p.isDefault && p.to !== null && p.to <= before)) {
+    const [row] = await sql.unsafe<{ rows: number; kept: boolean }[]>(
+      `select count(*)::int as rows,
+              exists (select 1 from "${partition.name}" where state = 'pending' or coalesce(completed_at >= $1::timestamptz, true)) as kept
+       from "${partition.name}"`,
+      [cutoff],
+    );
+    if (row.kept) continue;
+    // Only a delivery that ended after its week did can have an attempt started after it.
+    const stragglers = await sql.unsafe(
+      `delete from webhook_delivery_attempts a using "${partition.name}" d
+       where a.delivery_id = d.id and d.completed_at >= $1::timestamptz and a.started_at >= $1::timestamptz`,
+      [partition.to!.toISOString()],
+    );
+    await detachPartition(sql, 'webhook_deliveries', partition);
+    dropped.push({ table: 'webhook_deliveries', partition: partition.name, rows: row.rows, attemptsDeleted: stragglers.count });
+  }
+  return dropped;
 }
