@@ -12,7 +12,11 @@
 --    then knows every row fits, and scans nothing under its lock.
 -- 2. Every unique index the partitioned twin has (each includes the partition key), built
 --    CONCURRENTLY on today's table, so that ATTACH adopts it instead of building one under lock;
---    the primary key's twin is made a constraint (USING INDEX: no scan), as ATTACH asks.
+--    the primary key's twin becomes today's table's primary key (USING INDEX: no scan; the key
+--    columns are NOT NULL already), replacing its key on id alone: ATTACH adopts a partition's
+--    primary key for the parent's, and PostgreSQL 18 (the embedded server of `npm start` and
+--    `npm test`) refuses a partition with a second one ("multiple primary keys"), where 15 took a
+--    unique constraint. Nothing references that key since 0020 dropped the attempts' foreign key.
 -- 3. The partitioned twin: the same columns in the same order with the same defaults (LIKE …
 --    INCLUDING DEFAULTS: the request log's id keeps drawing from the same sequence), the same
 --    indexes (copied from today's table, so ATTACH adopts them), no foreign key (below), and its
@@ -96,7 +100,7 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "webhook_deliveries_legacy_event_
 SET lock_timeout = '200ms';--> statement-breakpoint
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'webhook_deliveries_legacy_id_key') THEN
-    ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_legacy_id_key" UNIQUE USING INDEX "webhook_deliveries_legacy_id_key";
+    ALTER TABLE "webhook_deliveries" DROP CONSTRAINT IF EXISTS "webhook_deliveries_pkey", ADD CONSTRAINT "webhook_deliveries_legacy_id_key" PRIMARY KEY USING INDEX "webhook_deliveries_legacy_id_key";
   END IF;
 END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_twin('webhook_deliveries', 'created_at', 'week', 6, ARRAY['webhook_deliveries_event_subscription_idx']);--> statement-breakpoint
@@ -111,7 +115,7 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "webhook_delivery_attempts_legacy
 SET lock_timeout = '200ms';--> statement-breakpoint
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'webhook_delivery_attempts_legacy_id_key') THEN
-    ALTER TABLE "webhook_delivery_attempts" ADD CONSTRAINT "webhook_delivery_attempts_legacy_id_key" UNIQUE USING INDEX "webhook_delivery_attempts_legacy_id_key";
+    ALTER TABLE "webhook_delivery_attempts" DROP CONSTRAINT IF EXISTS "webhook_delivery_attempts_pkey", ADD CONSTRAINT "webhook_delivery_attempts_legacy_id_key" PRIMARY KEY USING INDEX "webhook_delivery_attempts_legacy_id_key";
   END IF;
 END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_twin('webhook_delivery_attempts', 'started_at', 'week', 6, ARRAY['webhook_delivery_attempts_number_idx']);--> statement-breakpoint
@@ -125,7 +129,7 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "sandbox_request_log_legacy_id_ke
 SET lock_timeout = '200ms';--> statement-breakpoint
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'sandbox_request_log_legacy_id_key') THEN
-    ALTER TABLE "sandbox_request_log" ADD CONSTRAINT "sandbox_request_log_legacy_id_key" UNIQUE USING INDEX "sandbox_request_log_legacy_id_key";
+    ALTER TABLE "sandbox_request_log" DROP CONSTRAINT IF EXISTS "sandbox_request_log_pkey", ADD CONSTRAINT "sandbox_request_log_legacy_id_key" PRIMARY KEY USING INDEX "sandbox_request_log_legacy_id_key";
   END IF;
 END $$;--> statement-breakpoint
 SELECT pg_temp.lop_partition_twin('sandbox_request_log', 'occurred_at', 'day', 14, ARRAY[]::text[]);
