@@ -407,7 +407,7 @@ export interface paths {
         };
         /**
          * Read the event stream
-         * @description Your ordered event stream (per API client and environment). Start without a cursor, then pass `next_cursor` from each response; `next_cursor` is always present so you can poll from it later. Events carry a dense, increasing `sequence`: after any gap in webhook deliveries, replay from your last cursor and re-read results from the API, which is authoritative. A cursor is bound to its stream (API client and environment; any key of them): another stream's cursor is 400 `invalid_request` with `details[].issue` `cursor_of_another_stream`, one past the end `cursor_ahead_of_stream`, an altered one `invalid_cursor`, a `seq:N` cursor from before cursors were bound `cursor_format_retired`.
+         * @description Your ordered event stream (per API client and environment). Start without a cursor, then pass `next_cursor` from each response; `next_cursor` is always present so you can poll from it later. Events carry a dense, increasing `sequence`: after any gap in webhook deliveries, replay from your last cursor and re-read results from the API, which is authoritative. A cursor is bound to its stream (API client and environment; any key of them): another stream's cursor is 400 `invalid_request` with `details[].issue` `cursor_of_another_stream`, one past the end `cursor_ahead_of_stream`, an altered one `invalid_cursor`, a `seq:N` cursor from before cursors were bound `cursor_format_retired`, and one whose next events the laboratory has archived with their month `cursor_events_archived` (the error names the oldest sequence kept; docs/events.md).
          *
          *     Required scope: `events:read`.
          */
