@@ -142,7 +142,7 @@ async function scaleRun(): Promise<void> {
   const note =
     `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.versions.node}; PostgreSQL on ${location.source === 'url' ? "DATABASE_URL's server" : 'the embedded server'}; ` +
     `the load generator, the API and PostgreSQL share these cores, and other processes on the machine count in the load average (recorded per size). ` +
-    `Each size is a fresh database: half of the orders belong to the bench client, the other half to ${values['other-clients']} other clients in turn, so every stream's rows are spread over the whole table. ` +
+    `Each size is a fresh database: half of the orders belong to the bench client, the other half to ${values['other-clients']} other clients in turn, so every stream's rows are spread over the whole table, and a CHECKPOINT writes the load back before anything is measured. ` +
     `Fixed rates are the same at every size (half of the first size's peak unless --rate / --create-rate); ${settings.seconds} s per measurement, ${settings.connections} connections; ` +
     `each stream position is timed over ${Math.ceil(Number(values['page-events']) / 500)} pages of 500 events after a warm-up read (a short stream is read again; the tail is the last 5,000 events, read again). API: the production bundle, NODE_OPTIONS=${values['api-node-options']}, LOG_LEVEL=${settings.logLevel}, pool ${settings.poolSize}.`;
   const markdown = scaleMarkdown(date, rows, note);
