@@ -25,6 +25,7 @@ import { partnerMethods, partnerRest } from './http/partner-rest';
 import { GUIDES_PATH, partnerGuides } from './http/guides';
 import { openApiDocumentHandler, publicDocuments } from './http/public-documents';
 import { rateLimitSpender } from './http/rate-limit';
+import { CONSOLE_CONTENT_SECURITY_POLICY, GUIDES_CONTENT_SECURITY_POLICY, securityHeaders } from './http/security-headers';
 import { requestId, requestIdOf } from './http/request-id';
 import { requestLogCapture } from './http/request-log';
 import { requestMetrics } from './http/request-metrics';
@@ -46,18 +47,6 @@ export interface AppDependencies {
   requestLog?: RequestLogWriter;
   /** Read replicas (DATABASE_READ_URL) for the replica-safe reads; none: the primary answers everything. */
   replicas?: ReplicaSet;
-}
-
-/**
- * The console is a page a partner pastes a key into: no other origin may frame it (clickjacking),
- * and it loads and calls nothing but its own origin.
- */
-export const CONSOLE_CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self' blob:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
-
-function consoleHeaders(_req: Request, res: Response, next: NextFunction): void {
-  res.set({ 'Content-Security-Policy': CONSOLE_CONTENT_SECURITY_POLICY, 'X-Frame-Options': 'DENY', 'X-Content-Type-Options': 'nosniff' });
-  next();
 }
 
 /**
@@ -104,8 +93,8 @@ export function createApp({ database, config, logger, protector, consoleDir, met
 
   // Built once: the document depends only on code and configuration (and, with no base URL configured, the origin asked).
   app.get(OPENAPI_PATH, openApiDocumentHandler(buildOpenApiDocument({ sandboxBaseUrl: config.PARTNER_SANDBOX_BASE_URL, productionBaseUrl: config.PARTNER_PRODUCTION_BASE_URL })));
-  app.use(publicDocuments());
-  app.use(GUIDES_PATH, partnerGuides());
+  app.use(publicDocuments({ serverUrls: [config.PARTNER_SANDBOX_BASE_URL, config.PARTNER_PRODUCTION_BASE_URL] }));
+  app.use(GUIDES_PATH, securityHeaders(GUIDES_CONTENT_SECURITY_POLICY), partnerGuides());
 
   const partnerMiddlewares = [utf8Query(), jsonBody()];
   app.use(PARTNER_BASE_PATH, partnerMethods(logger), ...partnerMiddlewares, partnerRest((req, res) => createContext(req, res, 'rest'), logger));
@@ -131,7 +120,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   );
 
   if (consoleDir) {
-    app.use('/console', consoleHeaders);
+    app.use('/console', securityHeaders(CONSOLE_CONTENT_SECURITY_POLICY));
     // No source maps, even from a build made before they were turned off (apps/sandbox-console/vite.config.ts).
     app.get(/^\/console\/.*\.map$/, (_req, res) => sendError(res, new PartnerError('not_found', 'No such route.'), logger));
     app.use('/console', express.static(consoleDir, { index: 'index.html', fallthrough: true }));

@@ -130,3 +130,38 @@ describe('docs that run', () => {
     });
   }
 });
+
+describe('the documents under their Content-Security-Policy', () => {
+  it('serves /docs, its script and the guides with a CSP, frame-ancestors \'none\', X-Frame-Options and nosniff; no page allows inline script', async () => {
+    for (const path of ['/docs', '/docs/scalar.js', '/docs/guides', '/docs/guides/webhooks']) {
+      const response = await fetch(`${stack.api.url}${path}`);
+      expect(response.status, path).toBe(200);
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toMatch(/script-src '(self|none)'/);
+      expect(csp.match(/script-src [^;]*/)![0], path).not.toContain('unsafe');
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(response.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+  });
+
+  it('the reference and the guides ran under it: the browser refused nothing (the tests above used Test Request, webhooks and the guides)', () => {
+    expect(stack.browser.problems.filter((p) => /Content Security Policy|Refused to/i.test(p))).toEqual([]);
+  });
+
+  it('an inline script injected into /docs does not run', async () => {
+    const { page } = stack;
+    await page.goto(`${stack.api.url}/docs`);
+    await page.getByRole('heading', { name: 'Laboratory Ordering Partner API' }).first().waitFor();
+    const before = stack.browser.problems.length;
+    // As an injection in the page would: a new inline script element.
+    await page.evaluate(() => {
+      const script = document.createElement('script');
+      script.textContent = 'window.__injected = true';
+      document.body.append(script);
+    });
+    expect(await page.evaluate(() => (window as unknown as { __injected?: boolean }).__injected ?? false)).toBe(false);
+    expect(stack.browser.problems.slice(before).some((p) => /Content Security Policy/.test(p))).toBe(true);
+    stack.browser.problems.splice(before);
+  });
+});

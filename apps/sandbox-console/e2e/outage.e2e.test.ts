@@ -84,6 +84,32 @@ describe('the key across tabs', () => {
     // Never written where it would outlive the tabs.
     expect(await third.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain('lop_test_');
 
+    // Another page of the origin (the reference) asks the sharing tabs too, and overhears their answers: it gets no key.
+    const docs = await browser.context.newPage();
+    await docs.goto(`${restarted!.url}/docs`);
+    const heard = await docs.evaluate(
+      () =>
+        new Promise<{ messages: string[]; cookie: string }>((resolve) => {
+          const messages: string[] = [];
+          const channel = new BroadcastChannel('lop.sandbox-console.keys');
+          channel.onmessage = (event) => messages.push(JSON.stringify(event.data));
+          channel.postMessage({ type: 'ask', id: 'docs-page' });
+          setTimeout(() => {
+            channel.close();
+            resolve({ messages, cookie: document.cookie });
+          }, 1500);
+        }),
+    );
+    // The sharing tabs answered (sealed), and nothing heard holds the key or the secret that opens it.
+    expect(heard.messages.some((m) => m.includes('"type":"key"'))).toBe(true);
+    expect(heard.messages.join('\n')).not.toContain(stack.key);
+    expect(heard.cookie).not.toContain('lop_console_share');
+    // A forged "forget" signs nobody out.
+    await docs.evaluate(() => new BroadcastChannel('lop.sandbox-console.keys').postMessage({ type: 'forget', id: 'docs-page', iv: 'AAAAAAAAAAAAAAAA', sealed: 'AAAA' }));
+    await docs.close();
+    await page.waitForTimeout(300);
+    expect(await page.getByLabel('Sandbox API key').count()).toBe(0);
+
     await third.getByRole('button', { name: 'Forget key' }).click();
     await page.getByLabel('Sandbox API key').waitFor();
     await third.close();

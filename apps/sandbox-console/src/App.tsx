@@ -118,7 +118,7 @@ export function App() {
   }, [session, sharing]);
 
   const signOut = () => {
-    if (sharing) forgetKeyInOtherTabs();
+    if (sharing) void forgetKeyInOtherTabs();
     setSharing(false);
     forgetKey();
     session?.queryClient.clear();

@@ -15,7 +15,7 @@ export interface ReferenceSettings {
  * Every Test Request of POST /orders without an Idempotency-Key gets a fresh one, so a try never
  * fails with 400 nor replays the previous try. Plain ES2020: it is served as is.
  */
-const TRY_IT = String.raw`
+export const TRY_IT = String.raw`
 (async () => {
   const page = JSON.parse(document.getElementById('reference-settings').textContent);
   const createPath = page.createOrderPath;

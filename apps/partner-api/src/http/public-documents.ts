@@ -2,8 +2,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import express, { type RequestHandler, type Router } from 'express';
 import { ASYNCAPI_PATH, buildAsyncApiDocument } from '@lop/domain';
-import { docsPage } from './docs-page';
+import { docsPage, TRY_IT } from './docs-page';
 import { docsHeader } from './guides';
+import { docsContentSecurityPolicy, securityHeaders } from './security-headers';
 
 export const DOCS_PATH = '/docs';
 const SCALAR_SCRIPT_PATH = `${DOCS_PATH}/scalar.js`;
@@ -27,9 +28,11 @@ export function openApiDocumentHandler(document: object): RequestHandler {
 /**
  * Documents that need no key: the AsyncAPI description of webhook deliveries (beside the OpenAPI
  * document) and the interactive API reference at /docs, which reads the live OpenAPI document.
+ * `serverUrls` are the base URLs the document lists: the reference's Test Request calls them.
  */
-export function publicDocuments(): Router {
+export function publicDocuments({ serverUrls }: { serverUrls: (string | undefined)[] }): Router {
   const router = express.Router();
+  const headers = securityHeaders(docsContentSecurityPolicy([TRY_IT], serverUrls));
 
   const asyncApiDocument = JSON.stringify(buildAsyncApiDocument());
   router.get(ASYNCAPI_PATH, (_req, res) => {
@@ -37,7 +40,7 @@ export function publicDocuments(): Router {
   });
 
   const script = scalarStandaloneScript();
-  router.get(SCALAR_SCRIPT_PATH, (_req, res) => {
+  router.get(SCALAR_SCRIPT_PATH, headers, (_req, res) => {
     res.set('Cache-Control', 'public, max-age=3600').sendFile(script);
   });
   // Our own page around Scalar's bundle (docs-page.ts): it sets up Test Request with the console's key and fixtures.
@@ -57,7 +60,7 @@ export function publicDocuments(): Router {
       _integration: 'express',
     },
   });
-  router.get(DOCS_PATH, (_req, res) => {
+  router.get(DOCS_PATH, headers, (_req, res) => {
     res.set('Cache-Control', 'no-cache').type('text/html').send(page);
   });
   return router;
