@@ -1,0 +1,326 @@
+import type { z } from 'zod';
+import { ERROR_CODES } from '../http/errors';
+import { REDACTED_FIELDS, redactValue } from '../security/redaction';
+import { getHealthInput, getHealthOutput } from '../routers/health/get-health.types';
+import { getLabInput, getLabOutput } from '../routers/lab/get-lab.types';
+import { listLocationsInput, listLocationsOutput } from '../routers/locations/list-locations.types';
+import { listProgramsInput, listProgramsOutput } from '../routers/programs/list-programs.types';
+import { getProgramInput, getProgramOutput } from '../routers/programs/get-program.types';
+import { getCatalogInput, getCatalogOutput } from '../routers/programs/get-catalog.types';
+import { getRequirementsInput, getRequirementsOutput } from '../routers/programs/get-requirements.types';
+import { checkServiceabilityInput, checkServiceabilityOutput } from '../routers/serviceability/check-serviceability.types';
+import { putSubjectInput, putSubjectOutput } from '../routers/subjects/put-subject.types';
+import { createOrderInput, createOrderOutput } from '../routers/orders/create-order.types';
+import { getOrderInput, getOrderOutput } from '../routers/orders/get-order.types';
+import { cancelOrderInput, cancelOrderOutput } from '../routers/orders/cancel-order.types';
+import { listOrderExceptionsInput, listOrderExceptionsOutput } from '../routers/orders/list-order-exceptions.types';
+import { listResultsInput, listResultsOutput } from '../routers/results/list-results.types';
+import { getResultInput, getResultOutput } from '../routers/results/get-result.types';
+import { getResultFhirInput, getResultFhirOutput } from '../routers/results/get-result-fhir.types';
+import { getReportInput, getReportOutput } from '../routers/results/get-report.types';
+import { getReportDocumentInput, getReportDocumentOutput } from '../routers/results/get-report-document.types';
+import { listEventsInput, listEventsOutput } from '../routers/events/list-events.types';
+import { listScenariosInput, listScenariosOutput } from '../routers/sandbox/list-scenarios.types';
+import { listOrderFixturesInput, listOrderFixturesOutput } from '../routers/sandbox/list-order-fixtures.types';
+import { simulateOrderInput, simulateOrderOutput } from '../routers/sandbox/simulate-order.types';
+import { listRequestLogInput, listRequestLogOutput } from '../routers/sandbox/list-request-log.types';
+
+/**
+ * What of a body the sandbox request log keeps (docs/request-log.md, "What is stored of a body"):
+ * an allow-list, so a field nobody thought about is never kept.
+ *
+ * A value is kept only where the route's own Zod schema gives it a type that cannot carry a
+ * partner's text — an enum or literal, a boolean, a number, a UUID, an ISO date-time — and the
+ * value actually is valid for it (a refused request's `collection: "Jane Doe"` is not an enum
+ * value, so it is not kept). Everything else is kept only as its type and size, the REDACTION
+ * shape below: free text, the partner's own identifiers (external_order_id, external_subject_id,
+ * collection_location, Idempotency-Key …), unknown fields (their names too: a field's name is
+ * partner text as much as its value), and the sealed personal fields of redaction.ts, whole.
+ * Strings the service itself wrote are kept only where ROUTES names them (`keep`); a route's
+ * response can be kept as shape only (`response: 'shape'`: results are clinical).
+ *
+ * A route not in ROUTES keeps no value of either body (fail closed); request-log.test.ts checks
+ * every partner route is listed, with its own procedure's schemas.
+ */
+
+/** A value not kept: its JSON type and size. `length`: characters of a string, items of an array, fields of an object. */
+export type Redacted =
+  | { $redacted: 'string'; length: number }
+  | { $redacted: 'array'; length: number }
+  | { $redacted: 'object'; length: number }
+  | { $redacted: 'number' | 'boolean' };
+
+/** Where an object's unknown fields go: their values' shapes, in order; their names are not kept. */
+export const UNKNOWN_FIELDS = '$unknown_fields';
+
+export function redactedShape(value: unknown): Redacted | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return { $redacted: 'string', length: [...value].length };
+  if (Array.isArray(value)) return { $redacted: 'array', length: value.length };
+  if (typeof value === 'object') return { $redacted: 'object', length: Object.keys(value).length };
+  return { $redacted: typeof value === 'number' ? 'number' : 'boolean' };
+}
+
+interface RouteBodies {
+  input: z.ZodType;
+  output: z.ZodType;
+  /**
+   * Response paths (dotted, `[]` for an array's items) whose string values the service itself
+   * wrote and that say nothing of a person: kept although their schema type is a plain string.
+   */
+  keep?: readonly string[];
+  /** Response paths never kept, though their type could be (a boolean that says something clinical). */
+  redact?: readonly string[];
+  /** `shape`: the successful response is kept as its shape only, every value redacted (clinical content). */
+  response?: 'shape';
+}
+
+/**
+ * An order's specimen codes are the catalog's. Its other strings are not kept: the partner's
+ * external ids, and the laboratory's own references (accession number, requisition and
+ * transmission references, rejection reason), which identify a person's specimen elsewhere.
+ */
+const ORDER_KEEP = ['data.specimens[].specimen_code', 'data.specimens[].specimen_type'];
+
+/** An event carries identifiers and coarse state (events.schemas.ts); the service's own strings of it are kept. */
+const EVENT_KEEP = ['data.next_cursor', 'data.events[].event_id', 'data.events[].data.specimen_state', 'data.events[].data.result_provenance', 'data.events[].data.action_required_code', 'data.events[].data.links.*'];
+
+/**
+ * Every partner route, by `METHOD template`, with its procedure's schemas: the one place that
+ * says what the log keeps of each route's bodies.
+ */
+export const ROUTES: Readonly<Record<string, RouteBodies>> = {
+  'GET /v1/health': { input: getHealthInput, output: getHealthOutput },
+  'GET /v1/lab': { input: getLabInput, output: getLabOutput },
+  'GET /v1/locations': { input: listLocationsInput, output: listLocationsOutput },
+  'GET /v1/programs': { input: listProgramsInput, output: listProgramsOutput },
+  'GET /v1/programs/{programId}': { input: getProgramInput, output: getProgramOutput },
+  'GET /v1/programs/{programId}/catalog': { input: getCatalogInput, output: getCatalogOutput, keep: ['data[].code', 'data[].lab_test_code', 'data[].external_code', 'data[].kind', 'data[].specimen_type'] },
+  'GET /v1/programs/{programId}/requirements': { input: getRequirementsInput, output: getRequirementsOutput },
+  'POST /v1/serviceability': { input: checkServiceabilityInput, output: checkServiceabilityOutput },
+  'PUT /v1/subjects/{externalSubjectId}': { input: putSubjectInput, output: putSubjectOutput },
+  'POST /v1/orders': { input: createOrderInput, output: createOrderOutput, keep: ORDER_KEEP },
+  'GET /v1/orders/{orderId}': { input: getOrderInput, output: getOrderOutput, keep: ORDER_KEEP },
+  'POST /v1/orders/{orderId}/cancel': { input: cancelOrderInput, output: cancelOrderOutput, keep: ORDER_KEEP },
+  'GET /v1/orders/{orderId}/exceptions': { input: listOrderExceptionsInput, output: listOrderExceptionsOutput },
+  // Results are clinical (observation values, interpretations, the FHIR bundle): shape only.
+  'GET /v1/orders/{orderId}/results': { input: listResultsInput, output: listResultsOutput, response: 'shape' },
+  'GET /v1/orders/{orderId}/results/{resultId}': { input: getResultInput, output: getResultOutput, response: 'shape' },
+  'GET /v1/orders/{orderId}/results/{resultId}/fhir': { input: getResultFhirInput, output: getResultFhirOutput, response: 'shape' },
+  'GET /v1/orders/{orderId}/results/{resultId}/report': { input: getReportInput, output: getReportOutput, keep: ['data.retrieval_path'] },
+  'GET /v1/orders/{orderId}/results/{resultId}/report/document': { input: getReportDocumentInput, output: getReportDocumentOutput, response: 'shape' },
+  'GET /v1/events': { input: listEventsInput, output: listEventsOutput, keep: EVENT_KEEP, redact: ['data.events[].data.result_is_critical'] },
+  'GET /v1/sandbox/scenarios': { input: listScenariosInput, output: listScenariosOutput, keep: ['data[].scenario', 'data[].description', 'data[].step_names[]', 'data[].step_details[].name', 'data[].step_details[].operation', 'data[].step_details[].description'] },
+  // The fixtures are synthetic templates the service wrote, but in the shape of personal data: not kept.
+  'GET /v1/sandbox/order-fixtures': { input: listOrderFixturesInput, output: listOrderFixturesOutput },
+  'POST /v1/sandbox/orders/{orderId}/simulate': { input: simulateOrderInput, output: simulateOrderOutput, keep: ['data.scenario', 'data.applied_steps[].name'] },
+  // Not logged (reading the log is not logged); listed so the table is whole.
+  'GET /v1/sandbox/request-log': { input: listRequestLogInput, output: listRequestLogOutput },
+};
+
+/** Every response's envelope: the service's own request id and cursor. */
+const ENVELOPE_KEEP = ['request_id', 'cursor'];
+
+const sealed: ReadonlySet<string> = new Set(REDACTED_FIELDS);
+const SAFE_STRING_FORMATS = new Set(['uuid', 'guid', 'datetime']);
+/** An error's `details[].issue` and `error.code` are the service's snake_case names (errors.md). */
+const ISSUE_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+/** Header names an error may name in `details[].field` (the route reads them; a header's value is never kept). */
+const HEADER_FIELDS = new Set(['Authorization', 'Idempotency-Key', 'Accept', 'Content-Type']);
+
+type Def = { type: string; [key: string]: any };
+const defOf = (schema: unknown): Def | undefined => (schema as { _zod?: { def?: Def } } | undefined)?._zod?.def;
+
+/** The schema under wrappers that do not change what a value may be. */
+function unwrap(schema: unknown): unknown {
+  for (let i = 0; i < 32; i++) {
+    const def = defOf(schema);
+    if (!def) return undefined;
+    if (['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional', 'success'].includes(def.type)) schema = def.innerType;
+    else if (def.type === 'pipe') schema = defOf(def.in)?.type === 'transform' ? def.out : def.in;
+    else if (def.type === 'lazy') schema = def.getter();
+    else return schema;
+  }
+  return undefined;
+}
+
+/** True when `value` is valid for `schema` and the schema's type cannot hold a partner's text. */
+function safeLeaf(schema: unknown, value: unknown): boolean {
+  const def = defOf(schema);
+  if (!def) return false;
+  let typed: boolean;
+  switch (def.type) {
+    case 'enum':
+    case 'literal':
+      typed = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+      break;
+    case 'boolean':
+      typed = typeof value === 'boolean';
+      break;
+    case 'number':
+      typed = typeof value === 'number';
+      break;
+    case 'string':
+      typed = typeof value === 'string' && SAFE_STRING_FORMATS.has(def.format);
+      break;
+    default:
+      return false;
+  }
+  return typed && (schema as z.ZodType).safeParse(value).success;
+}
+
+/** `a.b[].c` for the value at a path; `*` stands for any key of a record. */
+const joinPath = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
+
+interface Walk {
+  keep: ReadonlySet<string>;
+  redact: ReadonlySet<string>;
+  /** Every value redacted, the known fields' names kept (a response kept as shape only). */
+  shapeOnly: boolean;
+}
+
+function filterValue(value: unknown, schema: unknown, path: string, walk: Walk): unknown {
+  if (value === null || value === undefined) return null;
+  if (walk.redact.has(path)) return redactedShape(value);
+  if (walk.keep.has(path) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) return value;
+  const inner = unwrap(schema);
+  const def = defOf(inner);
+  if (!def) return redactedShape(value);
+  switch (def.type) {
+    case 'object': {
+      if (typeof value !== 'object' || Array.isArray(value)) return redactedShape(value);
+      const shape = def.shape as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      const unknown: unknown[] = [];
+      for (const [field, fieldValue] of Object.entries(value)) {
+        if (!Object.hasOwn(shape, field)) unknown.push(redactedShape(fieldValue));
+        else if (sealed.has(field)) out[field] = redactedShape(fieldValue);
+        else out[field] = filterValue(fieldValue, shape[field], joinPath(path, field), walk);
+      }
+      if (unknown.length > 0) out[UNKNOWN_FIELDS] = unknown;
+      return out;
+    }
+    case 'array':
+      return Array.isArray(value) ? value.map((item) => filterValue(item, def.element, `${path}[]`, walk)) : redactedShape(value);
+    case 'record': {
+      // A record's keys are data, not names of fields: kept only where `keep` names its values.
+      if (typeof value !== 'object' || Array.isArray(value) || !walk.keep.has(`${path}.*`)) return redactedShape(value);
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value)) {
+        if (!ISSUE_NAME.test(key)) return redactedShape(value);
+        out[key] = typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean' ? item : redactedShape(item);
+      }
+      return out;
+    }
+    case 'union': {
+      // The option the value is valid for (a discriminated union's member); none: not kept.
+      const option = (def.options as z.ZodType[]).find((candidate) => candidate.safeParse(value).success);
+      return option ? filterValue(value, option, path, walk) : redactedShape(value);
+    }
+    default:
+      return !walk.shapeOnly && safeLeaf(inner, value) ? value : redactedShape(value);
+  }
+}
+
+/** True when `field` (dotted, as an error's `details[].field` spells it) names a field of `schema`. */
+function namesField(schema: unknown, field: string): boolean {
+  if (HEADER_FIELDS.has(field)) return true;
+  let at = schema;
+  for (const segment of field.split('.')) {
+    const def = defOf(unwrap(at));
+    if (def?.type === 'object' && Object.hasOwn(def.shape, segment)) at = def.shape[segment];
+    else if (def?.type === 'array' && /^(0|[1-9][0-9]{0,5})$/.test(segment)) at = def.element;
+    else return false;
+  }
+  return true;
+}
+
+/** Strings a partner sent, for finding them repeated in an error's sentence. */
+export function sentStrings(...values: unknown[]): Set<string> {
+  const found = new Set<string>();
+  const visit = (value: unknown, depth: number) => {
+    if (depth > 32) return;
+    if (typeof value === 'string') found.add(value);
+    else if (typeof value === 'number') found.add(String(value));
+    else if (Array.isArray(value)) for (const item of value) visit(item, depth + 1);
+    else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        found.add(key);
+        visit(item, depth + 1);
+      }
+    }
+  };
+  for (const value of values) visit(value, 0);
+  return found;
+}
+
+/** Shorter than this, a sent string is not looked for in a sentence: "a", "to" would blank the API's own words. */
+const ECHO_MIN_LENGTH = 3;
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** An error's sentence with every string the partner sent (as sent, trimmed, any case) blanked out. */
+function withoutEchoes(message: unknown, sent: ReadonlySet<string>): unknown {
+  if (typeof message !== 'string') return redactedShape(message);
+  const echoes = [...sent]
+    .flatMap((text) => [text, text.trim()])
+    .filter((text) => text.length >= ECHO_MIN_LENGTH && message.toLowerCase().includes(text.toLowerCase()))
+    .sort((a, b) => b.length - a.length);
+  // redactValue: a key or signing secret in a sentence, and characters jsonb refuses.
+  if (echoes.length === 0) return redactValue(message);
+  return redactValue(message.replace(new RegExp(echoes.map(escapeRegExp).join('|'), 'gi'), '[redacted]'));
+}
+
+/**
+ * The error envelope (errors.md) as stored: the code and issue names are the service's; a
+ * `details[].field` is kept only when it names a field of the route's input (an unknown field's
+ * name is the partner's text); sentences are the service's, but some repeat what was sent
+ * (a value, a header), so anything sent is blanked in them.
+ */
+function storedError(body: Record<string, any>, input: unknown, sent: ReadonlySet<string>): unknown {
+  const error = body.error;
+  if (!error || typeof error !== 'object' || Array.isArray(error)) return redactedShape(body);
+  const out: Record<string, unknown> = {
+    code: typeof error.code === 'string' && Object.hasOwn(ERROR_CODES, error.code) ? error.code : redactedShape(error.code),
+    message: withoutEchoes(error.message, sent),
+  };
+  if (Array.isArray(error.details)) {
+    out.details = error.details.map((detail: unknown) => {
+      if (!detail || typeof detail !== 'object' || Array.isArray(detail)) return redactedShape(detail);
+      const { field, issue, message } = detail as Record<string, unknown>;
+      const kept: Record<string, unknown> = {};
+      if (field !== undefined) kept.field = typeof field === 'string' && input !== undefined && namesField(input, field) ? field : redactedShape(field);
+      kept.issue = typeof issue === 'string' && ISSUE_NAME.test(issue) ? issue : redactedShape(issue);
+      if (message !== undefined) kept.message = withoutEchoes(message, sent);
+      return kept;
+    });
+  } else if (error.details !== undefined) out.details = redactedShape(error.details);
+  const envelope: Record<string, unknown> = { error: out };
+  if ('request_id' in body) envelope.request_id = typeof body.request_id === 'string' && /^[A-Za-z0-9_-]{1,80}$/.test(body.request_id) ? body.request_id : redactedShape(body.request_id);
+  return envelope;
+}
+
+export interface BodiesToStore {
+  /** `METHOD /template`, as the log's `method` and `route` columns hold them. */
+  method: string;
+  route: string;
+  status: number;
+  /** The JSON body as the REST door carries it (undefined when none). */
+  requestBody: unknown;
+  /** The partner's JSON answer (the REST envelope), or undefined. */
+  responseBody: unknown;
+  /** Everything else the partner sent that an error sentence might repeat (the URL, the console's whole input). */
+  sent: ReadonlySet<string>;
+}
+
+/** The request and response bodies as the log keeps them (see the top of this file). */
+export function allowListedBodies({ method, route, status, requestBody, responseBody, sent }: BodiesToStore): { request: unknown; response: unknown } {
+  const bodies = ROUTES[`${method} ${route}`];
+  if (!bodies) return { request: requestBody === undefined ? undefined : redactedShape(requestBody), response: responseBody === undefined ? undefined : redactedShape(responseBody) };
+  const request = requestBody === undefined ? undefined : filterValue(requestBody, bodies.input, '', { keep: new Set(), redact: new Set(), shapeOnly: false });
+  let response: unknown;
+  if (responseBody === undefined) response = undefined;
+  else if (status >= 400 && responseBody && typeof responseBody === 'object' && !Array.isArray(responseBody)) response = storedError(responseBody as Record<string, any>, bodies.input, sent);
+  else if (status >= 400) response = redactedShape(responseBody);
+  else response = filterValue(responseBody, bodies.output, '', { keep: new Set([...ENVELOPE_KEEP, ...(bodies.keep ?? [])]), redact: new Set(bodies.redact), shapeOnly: bodies.response === 'shape' });
+  return { request, response };
+}
