@@ -17,6 +17,8 @@ describe('the request log keeps what the allow-list names, and only the type and
     forEachOpenApiProcedure(partnerRouter._def.procedures, ({ procedure, meta }) => {
       const { method, path } = (meta as ProcedureMeta).openapi!;
       const key = `${method} ${path}`;
+      // Never logged (apps/partner-api's NOT_LOGGED): reading the log does not log itself.
+      if (key === 'GET /v1/sandbox/request-log') return;
       routes.push(key);
       const { inputParser, outputParser } = getInputOutputParsers(procedure as never);
       expect(ROUTES[key], key).toBeDefined();
