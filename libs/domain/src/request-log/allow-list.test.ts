@@ -5,7 +5,6 @@ import type { ProcedureMeta } from '../trpc';
 import { allowListedBodies, redactedShape, ROUTES, sentStrings } from './allow-list';
 
 const PROGRAM = '00000000-0000-4000-8000-000000000001';
-const ITEM = '00000000-0000-4000-8000-000000000002';
 const ORDER = '00000000-0000-4000-8000-000000000003';
 
 const bodies = (method: string, route: string, status: number, requestBody: unknown, responseBody: unknown, ...sent: unknown[]) =>
