@@ -1,28 +1,6 @@
 import type { z } from 'zod';
 import { ERROR_CODES } from '../http/errors';
 import { REDACTED_FIELDS, redactValue } from '../security/redaction';
-import { getHealthInput, getHealthOutput } from '../routers/health/get-health.types';
-import { getLabInput, getLabOutput } from '../routers/lab/get-lab.types';
-import { listLocationsInput, listLocationsOutput } from '../routers/locations/list-locations.types';
-import { listProgramsInput, listProgramsOutput } from '../routers/programs/list-programs.types';
-import { getProgramInput, getProgramOutput } from '../routers/programs/get-program.types';
-import { getCatalogInput, getCatalogOutput } from '../routers/programs/get-catalog.types';
-import { getRequirementsInput, getRequirementsOutput } from '../routers/programs/get-requirements.types';
-import { checkServiceabilityInput, checkServiceabilityOutput } from '../routers/serviceability/check-serviceability.types';
-import { putSubjectInput, putSubjectOutput } from '../routers/subjects/put-subject.types';
-import { createOrderInput, createOrderOutput } from '../routers/orders/create-order.types';
-import { getOrderInput, getOrderOutput } from '../routers/orders/get-order.types';
-import { cancelOrderInput, cancelOrderOutput } from '../routers/orders/cancel-order.types';
-import { listOrderExceptionsInput, listOrderExceptionsOutput } from '../routers/orders/list-order-exceptions.types';
-import { listResultsInput, listResultsOutput } from '../routers/results/list-results.types';
-import { getResultInput, getResultOutput } from '../routers/results/get-result.types';
-import { getResultFhirInput, getResultFhirOutput } from '../routers/results/get-result-fhir.types';
-import { getReportInput, getReportOutput } from '../routers/results/get-report.types';
-import { getReportDocumentInput, getReportDocumentOutput } from '../routers/results/get-report-document.types';
-import { listEventsInput, listEventsOutput } from '../routers/events/list-events.types';
-import { listScenariosInput, listScenariosOutput } from '../routers/sandbox/list-scenarios.types';
-import { listOrderFixturesInput, listOrderFixturesOutput } from '../routers/sandbox/list-order-fixtures.types';
-import { simulateOrderInput, simulateOrderOutput } from '../routers/sandbox/simulate-order.types';
 
 /**
  * What of a body the sandbox request log keeps (docs/request-log.md, "What is stored of a body"):
@@ -35,11 +13,12 @@ import { simulateOrderInput, simulateOrderOutput } from '../routers/sandbox/simu
  * shape below: free text, the partner's own identifiers (external_order_id, external_subject_id,
  * collection_location, Idempotency-Key …), unknown fields (their names too: a field's name is
  * partner text as much as its value), and the sealed personal fields of redaction.ts, whole.
- * Strings the service itself wrote are kept only where ROUTES names them (`keep`); a route's
+ * Strings the service itself wrote are kept only where the table names them (`keep`); a route's
  * response can be kept as shape only (`response: 'shape'`: results are clinical).
  *
- * A route not in ROUTES keeps no value of either body (fail closed); request-log.test.ts checks
- * every partner route is listed, with its own procedure's schemas.
+ * Which routes, and their overrides, is one table, routers/request-log-bodies.ts (it knows the
+ * procedures, this folder sits below them), handed to the writer. A route not in it keeps no value
+ * of either body (fail closed); its test checks every partner route is listed.
  */
 
 /** A value not kept: its JSON type and size. `length`: characters of a string, items of an array, fields of an object. */
@@ -60,7 +39,8 @@ export function redactedShape(value: unknown): Redacted | null {
   return { $redacted: typeof value === 'number' ? 'number' : 'boolean' };
 }
 
-interface RouteBodies {
+/** What the log keeps of one route's bodies: its own schemas, and the explicit overrides of routers/request-log-bodies.ts. */
+export interface RouteBodies {
   input: z.ZodType;
   output: z.ZodType;
   /**
@@ -73,49 +53,6 @@ interface RouteBodies {
   /** `shape`: the successful response is kept as its shape only, every value redacted (clinical content). */
   response?: 'shape';
 }
-
-/**
- * An order's specimen codes are the catalog's. Its other strings are not kept: the partner's
- * external ids, and the laboratory's own references (accession number, requisition and
- * transmission references, rejection reason), which identify a person's specimen elsewhere.
- */
-const ORDER_KEEP = ['data.specimens[].specimen_code', 'data.specimens[].specimen_type'];
-
-/** An event carries identifiers and coarse state (events.schemas.ts); the service's own strings of it are kept. */
-const EVENT_KEEP = ['data.next_cursor', 'data.events[].event_id', 'data.events[].data.specimen_state', 'data.events[].data.result_provenance', 'data.events[].data.action_required_code', 'data.events[].data.links.*'];
-
-/**
- * Every partner route, by `METHOD template`, with its procedure's schemas: the one place that
- * says what the log keeps of each route's bodies.
- */
-export const ROUTES: Readonly<Record<string, RouteBodies>> = {
-  'GET /v1/health': { input: getHealthInput, output: getHealthOutput },
-  'GET /v1/lab': { input: getLabInput, output: getLabOutput },
-  'GET /v1/locations': { input: listLocationsInput, output: listLocationsOutput },
-  'GET /v1/programs': { input: listProgramsInput, output: listProgramsOutput },
-  'GET /v1/programs/{programId}': { input: getProgramInput, output: getProgramOutput },
-  'GET /v1/programs/{programId}/catalog': { input: getCatalogInput, output: getCatalogOutput, keep: ['data[].code', 'data[].lab_test_code', 'data[].external_code', 'data[].kind', 'data[].specimen_type'] },
-  'GET /v1/programs/{programId}/requirements': { input: getRequirementsInput, output: getRequirementsOutput },
-  'POST /v1/serviceability': { input: checkServiceabilityInput, output: checkServiceabilityOutput },
-  'PUT /v1/subjects/{externalSubjectId}': { input: putSubjectInput, output: putSubjectOutput },
-  'POST /v1/orders': { input: createOrderInput, output: createOrderOutput, keep: ORDER_KEEP },
-  'GET /v1/orders/{orderId}': { input: getOrderInput, output: getOrderOutput, keep: ORDER_KEEP },
-  'POST /v1/orders/{orderId}/cancel': { input: cancelOrderInput, output: cancelOrderOutput, keep: ORDER_KEEP },
-  'GET /v1/orders/{orderId}/exceptions': { input: listOrderExceptionsInput, output: listOrderExceptionsOutput },
-  // Results are clinical (observation values, interpretations, the FHIR bundle): shape only.
-  'GET /v1/orders/{orderId}/results': { input: listResultsInput, output: listResultsOutput, response: 'shape' },
-  'GET /v1/orders/{orderId}/results/{resultId}': { input: getResultInput, output: getResultOutput, response: 'shape' },
-  'GET /v1/orders/{orderId}/results/{resultId}/fhir': { input: getResultFhirInput, output: getResultFhirOutput, response: 'shape' },
-  'GET /v1/orders/{orderId}/results/{resultId}/report': { input: getReportInput, output: getReportOutput, keep: ['data.retrieval_path'] },
-  'GET /v1/orders/{orderId}/results/{resultId}/report/document': { input: getReportDocumentInput, output: getReportDocumentOutput, response: 'shape' },
-  'GET /v1/events': { input: listEventsInput, output: listEventsOutput, keep: EVENT_KEEP, redact: ['data.events[].data.result_is_critical'] },
-  'GET /v1/sandbox/scenarios': { input: listScenariosInput, output: listScenariosOutput, keep: ['data[].scenario', 'data[].description', 'data[].step_names[]', 'data[].step_details[].name', 'data[].step_details[].operation', 'data[].step_details[].description'] },
-  // The fixtures are synthetic templates the service wrote, but in the shape of personal data: not kept.
-  'GET /v1/sandbox/order-fixtures': { input: listOrderFixturesInput, output: listOrderFixturesOutput },
-  'POST /v1/sandbox/orders/{orderId}/simulate': { input: simulateOrderInput, output: simulateOrderOutput, keep: ['data.scenario', 'data.applied_steps[].name'] },
-  // GET /v1/sandbox/request-log is never logged (a tail would log itself), and has no entry: were
-  // it logged, it would keep no value. (Its schemas import this module's neighbours: a cycle.)
-};
 
 /** Every response's envelope: the service's own request id and cursor. */
 const ENVELOPE_KEEP = ['request_id', 'cursor'];
@@ -143,29 +80,29 @@ function unwrap(schema: unknown): unknown {
   return undefined;
 }
 
-/** True when `value` is valid for `schema` and the schema's type cannot hold a partner's text. */
+/**
+ * True when `value` is valid for `schema` and the schema's type cannot hold a partner's text.
+ * Checked without a parse where Zod states the rule (its enum values, its format's pattern): a
+ * parse per value cost a page of events milliseconds of the API process's time.
+ */
 function safeLeaf(schema: unknown, value: unknown): boolean {
-  const def = defOf(schema);
+  const zod = (schema as { _zod?: { def?: Def; values?: ReadonlySet<unknown> } } | undefined)?._zod;
+  const def = zod?.def;
   if (!def) return false;
-  let typed: boolean;
   switch (def.type) {
     case 'enum':
     case 'literal':
-      typed = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-      break;
+      return (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && zod.values !== undefined && zod.values.has(value);
     case 'boolean':
-      typed = typeof value === 'boolean';
-      break;
+      return typeof value === 'boolean';
     case 'number':
-      typed = typeof value === 'number';
-      break;
+      // Within the field's bounds too: a phone number sent as a number where a count goes is not kept.
+      return typeof value === 'number' && (schema as z.ZodType).safeParse(value).success;
     case 'string':
-      typed = typeof value === 'string' && SAFE_STRING_FORMATS.has(def.format);
-      break;
+      return typeof value === 'string' && SAFE_STRING_FORMATS.has(def.format) && def.pattern instanceof RegExp && def.pattern.test(value);
     default:
       return false;
   }
-  return typed && (schema as z.ZodType).safeParse(value).success;
 }
 
 /** `a.b[].c` for the value at a path; `*` stands for any key of a record. */
@@ -275,8 +212,9 @@ function withoutEchoes(message: unknown, sent: ReadonlySet<string>): unknown {
  * name is the partner's text); sentences are the service's, but some repeat what was sent
  * (a value, a header), so anything sent is blanked in them.
  */
-function storedError(body: Record<string, any>, input: unknown, sent: ReadonlySet<string>): unknown {
+function storedError(body: Record<string, any>, input: unknown, sentNow: () => ReadonlySet<string>): unknown {
   const error = body.error;
+  const sent = sentNow();
   if (!error || typeof error !== 'object' || Array.isArray(error)) return redactedShape(body);
   const out: Record<string, unknown> = {
     code: typeof error.code === 'string' && Object.hasOwn(ERROR_CODES, error.code) ? error.code : redactedShape(error.code),
@@ -307,19 +245,36 @@ export interface BodiesToStore {
   requestBody: unknown;
   /** The partner's JSON answer (the REST envelope), or undefined. */
   responseBody: unknown;
-  /** Everything else the partner sent that an error sentence might repeat (the URL, the console's whole input). */
-  sent: ReadonlySet<string>;
+  /** Everything the partner sent that an error sentence might repeat (the body, the URL, the console's whole input); asked only for an error. */
+  sent: () => ReadonlySet<string>;
 }
 
-/** The request and response bodies as the log keeps them (see the top of this file). */
-export function allowListedBodies({ method, route, status, requestBody, responseBody, sent }: BodiesToStore): { request: unknown; response: unknown } {
-  const bodies = ROUTES[`${method} ${route}`];
+const NOTHING: ReadonlySet<string> = new Set();
+const requestWalk: Walk = { keep: NOTHING, redact: NOTHING, shapeOnly: false };
+const responseWalks = new Map<string, Walk>();
+function responseWalk(route: string, bodies: RouteBodies): Walk {
+  let walk = responseWalks.get(route);
+  if (!walk) {
+    walk = { keep: new Set([...ENVELOPE_KEEP, ...(bodies.keep ?? [])]), redact: new Set(bodies.redact), shapeOnly: bodies.response === 'shape' };
+    responseWalks.set(route, walk);
+  }
+  return walk;
+}
+
+/** Each partner route's RouteBodies, by `METHOD /template`. */
+export type RequestLogBodies = ReadonlyMap<string, RouteBodies>;
+export const NO_BODIES: RequestLogBodies = new Map();
+
+/** The request and response bodies as the log keeps them (see the top of this file); a route `routes` lacks keeps no value. */
+export function allowListedBodies(routes: RequestLogBodies, { method, route, status, requestBody, responseBody, sent }: BodiesToStore): { request: unknown; response: unknown } {
+  const key = `${method} ${route}`;
+  const bodies = routes.get(key);
   if (!bodies) return { request: requestBody === undefined ? undefined : redactedShape(requestBody), response: responseBody === undefined ? undefined : redactedShape(responseBody) };
-  const request = requestBody === undefined ? undefined : filterValue(requestBody, bodies.input, '', { keep: new Set(), redact: new Set(), shapeOnly: false });
+  const request = requestBody === undefined ? undefined : filterValue(requestBody, bodies.input, '', requestWalk);
   let response: unknown;
   if (responseBody === undefined) response = undefined;
   else if (status >= 400 && responseBody && typeof responseBody === 'object' && !Array.isArray(responseBody)) response = storedError(responseBody as Record<string, any>, bodies.input, sent);
   else if (status >= 400) response = redactedShape(responseBody);
-  else response = filterValue(responseBody, bodies.output, '', { keep: new Set([...ENVELOPE_KEEP, ...(bodies.keep ?? [])]), redact: new Set(bodies.redact), shapeOnly: bodies.response === 'shape' });
+  else response = filterValue(responseBody, bodies.output, '', responseWalk(key, bodies));
   return { request, response };
 }

@@ -1,6 +1,6 @@
 import type { Caller } from '../auth/authenticate';
 import { ERROR_CODES } from '../http/errors';
-import { allowListedBodies, sentStrings } from './allow-list';
+import { allowListedBodies, NO_BODIES, sentStrings, type RequestLogBodies } from './allow-list';
 
 /** Stored body size, after redaction: what a person reads in the console, not an archive. */
 export const BODY_LIMIT_BYTES = 8 * 1024;
@@ -116,17 +116,21 @@ function partnerBodyOf(request: FinishedRequest): unknown {
   return parsed;
 }
 
-/** The row for a finished request: error code read from the envelope, bodies allow-listed and truncated. */
-export function toRequestLogRow(request: FinishedRequest): RequestLogRow {
+/**
+ * The row for a finished request: error code read from the envelope, bodies allow-listed and
+ * truncated. `bodies`: the allow-list's table (routers/request-log-bodies.ts); without it, no
+ * body value is kept.
+ */
+export function toRequestLogRow(request: FinishedRequest, bodies: RequestLogBodies = NO_BODIES): RequestLogRow {
   const response = partnerBodyOf(request);
   const code = request.status >= 400 ? (response as { error?: { code?: unknown } } | undefined)?.error?.code : undefined;
-  const bodies = allowListedBodies({
+  const kept = allowListedBodies(bodies, {
     method: request.method,
     route: request.route,
     status: request.status,
     requestBody: request.requestBody,
     responseBody: response,
-    sent: sentStrings(request.requestBody, request.sentInput, urlStrings(request.url)),
+    sent: () => sentStrings(request.requestBody, request.sentInput, urlStrings(request.url)),
   });
   return {
     laboratoryId: request.caller.laboratoryId,
@@ -142,8 +146,8 @@ export function toRequestLogRow(request: FinishedRequest): RequestLogRow {
     keyPrefix: request.caller.keyPrefix,
     door: request.door,
     scope: request.scope,
-    requestBody: storedBody(bodies.request),
-    responseBody: storedBody(response && typeof response === 'object' && notStoredNotes.has(response) ? response : bodies.response),
+    requestBody: storedBody(kept.request),
+    responseBody: storedBody(response && typeof response === 'object' && notStoredNotes.has(response) ? response : kept.response),
   };
 }
 

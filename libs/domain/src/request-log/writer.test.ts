@@ -5,6 +5,7 @@ import { connectDatabase, sandboxRequestLog, withDatabase } from '@lop/db';
 import { inject } from 'vitest';
 import type { Caller } from '../auth/authenticate';
 import { openTestDatabase } from '../../testing/orders';
+import { requestLogBodies } from '../routers/request-log-bodies';
 import { BODY_LIMIT_BYTES, storedBody, toRequestLogRow, type FinishedRequest } from './record';
 import { RequestLogWriter } from './writer';
 
@@ -34,6 +35,7 @@ function finished(overrides: Partial<FinishedRequest> = {}): FinishedRequest {
   };
 }
 
+const bodies = requestLogBodies();
 const stored = async (ids: string[]) => db.select().from(sandboxRequestLog).where(inArray(sandboxRequestLog.requestId, ids));
 
 describe('the request log writer: off the request path, bounded, and never in the way', () => {
@@ -85,7 +87,7 @@ describe('the request log writer: off the request path, bounded, and never in th
   });
 
   it('stores a refused body holding text jsonb cannot hold, without failing the batch it is in', async () => {
-    const writer = new RequestLogWriter(sql, { batchSize: 100, flushIntervalMs: 60_000 });
+    const writer = new RequestLogWriter(sql, { batchSize: 100, flushIntervalMs: 60_000, bodies });
     const hostile = finished({
       method: 'POST',
       route: '/v1/orders',
@@ -135,12 +137,12 @@ describe('the request log writer: off the request path, bounded, and never in th
 describe('what a row keeps', () => {
   it('reads the error code from the envelope, and from the console door\'s tRPC wrapping', () => {
     const envelope = { error: { code: 'not_found', message: 'No order.' }, request_id: 'req_1' };
-    const rest = toRequestLogRow(finished({ status: 404, responseText: JSON.stringify(envelope), responseBytes: 10 }));
+    const rest = toRequestLogRow(finished({ status: 404, responseText: JSON.stringify(envelope), responseBytes: 10 }), bodies);
     expect(rest).toMatchObject({ errorCode: 'not_found', responseBody: envelope, durationMs: 4, keyPrefix: 'lop_test_AbCd' });
     const trpc = { error: { message: 'No order.', code: -32004, data: { httpStatus: 404, partner: envelope } } };
-    expect(toRequestLogRow(finished({ status: 404, door: 'console', responseText: JSON.stringify(trpc), responseBytes: 10 }))).toMatchObject({ errorCode: 'not_found', responseBody: envelope });
+    expect(toRequestLogRow(finished({ status: 404, door: 'console', responseText: JSON.stringify(trpc), responseBytes: 10 }), bodies)).toMatchObject({ errorCode: 'not_found', responseBody: envelope });
     const ok = { result: { data: { data: { id: 'o' }, request_id: 'req_2' } } };
-    expect(toRequestLogRow(finished({ door: 'console', responseText: JSON.stringify(ok), responseBytes: 10 }))).toMatchObject({ errorCode: null, responseBody: { request_id: 'req_2' } });
+    expect(toRequestLogRow(finished({ door: 'console', responseText: JSON.stringify(ok), responseBytes: 10 }), bodies)).toMatchObject({ errorCode: null, responseBody: { request_id: 'req_2' } });
     // A code that is not one of the service's is not the partner's text to keep.
     const forged = { error: { code: 'Jane Doe', message: 'x' } };
     expect(toRequestLogRow(finished({ status: 400, responseText: JSON.stringify(forged), responseBytes: 10 })).errorCode).toBeNull();
@@ -156,7 +158,7 @@ describe('what a row keeps', () => {
       nested: [{ Secret: 'whsec_abc' }],
       note: 'signed with whsec_Zm9vYmFy',
     };
-    const row = toRequestLogRow(finished({ method: 'POST', route: '/v1/orders', status: 400, requestBody: body }));
+    const row = toRequestLogRow(finished({ method: 'POST', route: '/v1/orders', status: 400, requestBody: body }), bodies);
     const text = JSON.stringify(row.requestBody);
     for (const value of ['Ada', '1234567890', 'fasting', 'lop_test_0123', 'whsec_', '"yes"', 'Secret', '"note"']) expect(text).not.toContain(value);
     expect(row.requestBody).toMatchObject({ external_order_id: { $redacted: 'string', length: 49 }, patient: { $redacted: 'object', length: 1 }, aoe_answers: { $redacted: 'array', length: 1 } });
