@@ -67,17 +67,24 @@ const HEADER_FIELDS = new Set(['Authorization', 'Idempotency-Key', 'Accept', 'Co
 type Def = { type: string; [key: string]: any };
 const defOf = (schema: unknown): Def | undefined => (schema as { _zod?: { def?: Def } } | undefined)?._zod?.def;
 
-/** The schema under wrappers that do not change what a value may be. */
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional', 'success']);
+const unwrapped = new WeakMap<object, unknown>();
+
+/** The schema under wrappers that do not change what a value may be (remembered per schema: a page of events asks it a thousand times). */
 function unwrap(schema: unknown): unknown {
-  for (let i = 0; i < 32; i++) {
-    const def = defOf(schema);
-    if (!def) return undefined;
-    if (['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch', 'nonoptional', 'success'].includes(def.type)) schema = def.innerType;
-    else if (def.type === 'pipe') schema = defOf(def.in)?.type === 'transform' ? def.out : def.in;
-    else if (def.type === 'lazy') schema = def.getter();
-    else return schema;
+  if (!schema || typeof schema !== 'object') return undefined;
+  if (unwrapped.has(schema)) return unwrapped.get(schema);
+  let inner: unknown = schema;
+  for (let i = 0; i < 32 && inner !== undefined; i++) {
+    const def = defOf(inner);
+    if (!def) inner = undefined;
+    else if (WRAPPERS.has(def.type)) inner = def.innerType;
+    else if (def.type === 'pipe') inner = defOf(def.in)?.type === 'transform' ? def.out : def.in;
+    else if (def.type === 'lazy') inner = def.getter();
+    else break;
   }
-  return undefined;
+  unwrapped.set(schema, inner);
+  return inner;
 }
 
 /**
@@ -95,9 +102,12 @@ function safeLeaf(schema: unknown, value: unknown): boolean {
       return (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') && zod.values !== undefined && zod.values.has(value);
     case 'boolean':
       return typeof value === 'boolean';
-    case 'number':
+    case 'number': {
       // Within the field's bounds too: a phone number sent as a number where a count goes is not kept.
-      return typeof value === 'number' && (schema as z.ZodType).safeParse(value).success;
+      const { minValue, maxValue } = schema as { minValue?: number | null; maxValue?: number | null };
+      const integer = typeof def.format === 'string' && /int/.test(def.format);
+      return typeof value === 'number' && Number.isFinite(value) && value >= (minValue ?? -Infinity) && value <= (maxValue ?? Infinity) && (!integer || Number.isInteger(value));
+    }
     case 'string':
       return typeof value === 'string' && SAFE_STRING_FORMATS.has(def.format) && def.pattern instanceof RegExp && def.pattern.test(value);
     default:
