@@ -83,6 +83,7 @@ const headers = () => ({
   'user-agent': `canary ${CANARIES.clinical}`,
   referer: `https://example.org/${encodeURIComponent(CANARIES.phone)}`,
   'x-forwarded-for': CANARIES.phone,
+  'x-request-id': CANARIES.email,
 });
 
 interface Ids {
