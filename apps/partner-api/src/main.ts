@@ -14,6 +14,7 @@ import {
   PartnerError,
   protectorFor,
   RequestLogWriter,
+  requestLogBodies,
   queryTimeoutsOf,
   registerBacklogGauges,
   registerReplicaMetrics,
@@ -101,6 +102,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   if (registry) registerEventPartitionGauge(registry, database.sql);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
   const requestLog = new RequestLogWriter(database.sql, {
+    bodies: requestLogBodies(),
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),
     onFailed: (error, rows) => options.logger.warn({ component: 'request-log', rows, err: error }, 'sandbox request log batch not written'),
   });

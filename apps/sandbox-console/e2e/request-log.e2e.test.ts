@@ -63,9 +63,12 @@ describe('the Logs page', () => {
         await page.getByLabel('Request body').waitFor();
       });
       const requestBody = (await page.getByLabel('Request body').textContent()) ?? '';
-      expect(requestBody).toContain('"patient": "[redacted]"');
-      expect(requestBody).toContain(body.external_order_id);
+      // The allow-list (docs/request-log.md): the service's ids kept, the partner's text as its type and size, on one line.
+      expect(requestBody).toContain('"patient": {"$redacted": "object", "length": 1}');
+      expect(requestBody).toContain(`"external_order_id": {"$redacted": "string", "length": ${body.external_order_id.length}}`);
+      expect(requestBody).toContain(`"program_id": "${body.program_id}"`);
       expect(await page.content()).not.toContain(PATIENT_NAME);
+      expect(await page.content()).not.toContain(body.external_order_id);
       expect(await page.getByLabel('Response body').textContent()).toContain(created.body.data.order_id);
       if (viewport.width > 1000) await screenshot(page, 'request-log-entry');
       await page.getByRole('link', { name: '← All requests' }).click();

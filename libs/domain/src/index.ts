@@ -11,6 +11,7 @@ export * from './limits';
 export { hasRefusedCharacter, INPUT_ISSUES, PLAIN_DECIMAL } from './common-schemas';
 export * from './trpc';
 export * from './routers';
+export { requestLogBodies } from './routers/request-log-bodies';
 export * from './versions';
 export * from './openapi/document';
 export * from './openapi/polish';

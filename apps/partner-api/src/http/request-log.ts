@@ -75,6 +75,9 @@ export function requestLogCapture(writer: RequestLogWriter) {
         durationMs: performance.now() - receivedAt,
         door,
         requestBody: route.acceptsBody ? restBodyOf(req.body, door === 'console' ? route.pathParams : []) : undefined,
+        // Never stored: read only for what an error sentence might repeat (request-log/allow-list.ts).
+        url: req.originalUrl,
+        sentInput: door === 'console' ? req.body : undefined,
         // A chunked body declares no length: counted at the body limit, so the writer's memory budget holds.
         requestBytes: route.acceptsBody ? Number(req.headers['content-length']) || MAX_BODY_BYTES : 0,
         responseText: bytes <= CAPTURE_LIMIT_BYTES ? Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).toString('utf8') : '',

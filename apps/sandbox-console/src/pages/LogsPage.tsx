@@ -202,14 +202,34 @@ export function LogEntryPage({ requestId }: { requestId: string }) {
               </>
             )}
             <p className="muted small">
-              Stored after redaction: patient, ordering_provider, aoe_answers and clinical_notes, every key and secret, and the Authorization header never reach the
-              log; bodies past 8 KB are cut. Path parameters are not kept: the route template stands for the path.
+              Stored through an allow-list: identifiers of the service, enums, numbers, booleans and timestamps are kept; your own text (external ids, free text,
+              unknown fields, personal data) is kept only as its type and size, shown as <code>{'{"$redacted": "string", "length": 21}'}</code>; results are kept as
+              shape only. No header or query string is kept; bodies past 8 KB are cut. Path parameters are not kept: the route template stands for the path.
             </p>
           </>
         )
       )}
     </section>
   );
+}
+
+const isRedacted = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value) && '$redacted' in value;
+
+/** A body as indented JSON, each redacted value (docs/request-log.md) on one line: `{"$redacted": "string", "length": 21}`. */
+export function bodyText(value: unknown): string {
+  const compact: string[] = [];
+  const text = JSON.stringify(
+    value,
+    (_key, inner: unknown) => {
+      if (!isRedacted(inner)) return inner;
+      // jsonb orders an object's keys by length: `$redacted` is put first again, where it reads.
+      const { $redacted, ...rest } = inner as Record<string, unknown>;
+      compact.push(JSON.stringify({ $redacted, ...rest }).replace(/":/g, '": ').replace(/,"/g, ', "'));
+      return `\u0000${compact.length - 1}\u0000`;
+    },
+    2,
+  );
+  return text.replace(/"\\u0000(\d+)\\u0000"/g, (_, index: string) => compact[Number(index)]);
 }
 
 function Body({ title, value, empty }: { title: string; value: unknown; empty: string }) {
@@ -220,7 +240,7 @@ function Body({ title, value, empty }: { title: string; value: unknown; empty: s
         <p className="muted">{empty}</p>
       ) : (
         <pre className="json" tabIndex={0} aria-label={title}>
-          {JSON.stringify(value, null, 2)}
+          {bodyText(value)}
         </pre>
       )}
     </article>

@@ -1,3 +1,4 @@
+export * from './allow-list';
 export * from './record';
 export * from './writer';
 export * from './request-log';

@@ -1,5 +1,6 @@
 import type { Caller } from '../auth/authenticate';
-import { redactValue } from '../security/redaction';
+import { ERROR_CODES } from '../http/errors';
+import { allowListedBodies, NO_BODIES, sentStrings, type RequestLogBodies } from './allow-list';
 
 /** Stored body size, after redaction: what a person reads in the console, not an archive. */
 export const BODY_LIMIT_BYTES = 8 * 1024;
@@ -23,6 +24,12 @@ export interface FinishedRequest {
   door: 'rest' | 'console';
   /** The parsed JSON body, or undefined when the request had none. */
   requestBody: unknown;
+  /**
+   * The URL as requested (path and query string) and, on the console's door, its whole tRPC input:
+   * never stored, only read for strings an error sentence repeats (allow-list.ts).
+   */
+  url?: string;
+  sentInput?: unknown;
   /** The request body's size as sent (Content-Length), for the writer's memory budget. */
   requestBytes: number;
   /** The response as sent, up to CAPTURE_LIMIT_BYTES; `responseBytes` counts all of it. */
@@ -49,20 +56,48 @@ export interface RequestLogRow {
 }
 
 /**
- * A body as stored: redacted first (security/redaction.ts: keys, secrets and the order's personal
- * fields, at any depth), then cut to BODY_LIMIT_BYTES of its redacted JSON text. Text that is not
- * JSON is never stored, only its size: it cannot be redacted field by field.
+ * A body as stored, once allow-listed (allow-list.ts): cut to BODY_LIMIT_BYTES of its JSON text.
+ * Text that is not JSON is never stored, only its size: it cannot be allow-listed field by field.
  */
 export function storedBody(value: unknown): unknown {
   if (value === undefined) return null;
-  const redacted = redactValue(value);
-  const text = JSON.stringify(redacted);
+  const text = JSON.stringify(value);
   const bytes = Buffer.byteLength(text);
-  if (bytes <= BODY_LIMIT_BYTES) return redacted;
+  if (bytes <= BODY_LIMIT_BYTES) return value;
   return { truncated: true, size_bytes: bytes, text: Buffer.from(text).subarray(0, BODY_LIMIT_BYTES).toString('utf8').replace(/\uFFFD$/, '') };
 }
 
-const notStored = (reason: string, bytes: number) => ({ not_stored: reason, size_bytes: bytes });
+/** The strings of a URL as the partner sent them: each path segment, each query name and value (and the console's JSON `input`). */
+function urlStrings(url: string | undefined): unknown[] {
+  if (!url) return [];
+  const [path, query = ''] = url.split('?', 2);
+  const decode = (text: string) => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  const strings: unknown[] = path.split('/').map(decode);
+  for (const [name, value] of new URLSearchParams(query)) {
+    strings.push(name, value);
+    if (name === 'input') {
+      try {
+        strings.push(JSON.parse(value));
+      } catch {
+        // Not JSON: the text itself is already listed.
+      }
+    }
+  }
+  return strings;
+}
+/** The service's own note in place of a body it did not keep: stored as it is. */
+const notStoredNotes = new WeakSet<object>();
+const notStored = (reason: string, bytes: number) => {
+  const note = { not_stored: reason, size_bytes: bytes };
+  notStoredNotes.add(note);
+  return note;
+};
 
 /**
  * The body the partner would read on REST. The console's tRPC door wraps it: a success in
@@ -81,10 +116,22 @@ function partnerBodyOf(request: FinishedRequest): unknown {
   return parsed;
 }
 
-/** The row for a finished request: error code read from the envelope, bodies redacted and truncated. */
-export function toRequestLogRow(request: FinishedRequest): RequestLogRow {
+/**
+ * The row for a finished request: error code read from the envelope, bodies allow-listed and
+ * truncated. `bodies`: the allow-list's table (routers/request-log-bodies.ts); without it, no
+ * body value is kept.
+ */
+export function toRequestLogRow(request: FinishedRequest, bodies: RequestLogBodies = NO_BODIES): RequestLogRow {
   const response = partnerBodyOf(request);
   const code = request.status >= 400 ? (response as { error?: { code?: unknown } } | undefined)?.error?.code : undefined;
+  const kept = allowListedBodies(bodies, {
+    method: request.method,
+    route: request.route,
+    status: request.status,
+    requestBody: request.requestBody,
+    responseBody: response,
+    sent: () => sentStrings(request.requestBody, request.sentInput, urlStrings(request.url)),
+  });
   return {
     laboratoryId: request.caller.laboratoryId,
     clientId: request.caller.clientId,
@@ -94,13 +141,13 @@ export function toRequestLogRow(request: FinishedRequest): RequestLogRow {
     method: request.method,
     route: request.route,
     status: request.status,
-    errorCode: typeof code === 'string' ? code : null,
+    errorCode: typeof code === 'string' && Object.hasOwn(ERROR_CODES, code) ? code : null,
     durationMs: Math.max(0, Math.round(request.durationMs)),
     keyPrefix: request.caller.keyPrefix,
     door: request.door,
     scope: request.scope,
-    requestBody: storedBody(request.requestBody),
-    responseBody: storedBody(response),
+    requestBody: storedBody(kept.request),
+    responseBody: storedBody(response && typeof response === 'object' && notStoredNotes.has(response) ? response : kept.response),
   };
 }
 

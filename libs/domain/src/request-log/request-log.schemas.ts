@@ -29,8 +29,8 @@ export type RequestLogPage = z.infer<typeof requestLogPageSchema>;
 
 export const requestLogDetailSchema = requestLogEntrySchema
   .extend({
-    request_body: z.unknown().nullable().meta({ description: 'The JSON body sent, after redaction and truncation; null when none.' }),
-    response_body: z.unknown().nullable().meta({ description: 'The JSON body answered, after redaction and truncation.' }),
+    request_body: z.unknown().nullable().meta({ description: 'The JSON body sent, through the route\'s allow-list and cut past 8 KB; null when none. Only ids, enums, numbers, booleans and timestamps are kept as sent; any other value (your text, unknown fields) is `{"$redacted": "string" | "object" | "array" | "number" | "boolean", "length"?}` (docs/request-log.md).' }),
+    response_body: z.unknown().nullable().meta({ description: 'The JSON body answered, through the same allow-list (results and FHIR bundles as shape only; an error\'s sentences with anything you sent blanked) and cut past 8 KB.' }),
     bodies_withheld: z.boolean().meta({ description: 'True when the key reading the log lacks the scope the route needs: its bodies are not shown.' }),
   })
   .meta({ id: 'RequestLogDetail' });

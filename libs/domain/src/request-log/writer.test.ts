@@ -5,6 +5,7 @@ import { connectDatabase, sandboxRequestLog, withDatabase } from '@lop/db';
 import { inject } from 'vitest';
 import type { Caller } from '../auth/authenticate';
 import { openTestDatabase } from '../../testing/orders';
+import { requestLogBodies } from '../routers/request-log-bodies';
 import { BODY_LIMIT_BYTES, storedBody, toRequestLogRow, type FinishedRequest } from './record';
 import { RequestLogWriter } from './writer';
 
@@ -34,6 +35,7 @@ function finished(overrides: Partial<FinishedRequest> = {}): FinishedRequest {
   };
 }
 
+const bodies = requestLogBodies();
 const stored = async (ids: string[]) => db.select().from(sandboxRequestLog).where(inArray(sandboxRequestLog.requestId, ids));
 
 describe('the request log writer: off the request path, bounded, and never in the way', () => {
@@ -85,15 +87,23 @@ describe('the request log writer: off the request path, bounded, and never in th
   });
 
   it('stores a refused body holding text jsonb cannot hold, without failing the batch it is in', async () => {
-    const writer = new RequestLogWriter(sql, { batchSize: 100, flushIntervalMs: 60_000 });
-    const hostile = finished({ status: 400, requestBody: { ['k\u0000']: 'a\u0000b\ud800' } });
+    const writer = new RequestLogWriter(sql, { batchSize: 100, flushIntervalMs: 60_000, bodies });
+    const hostile = finished({
+      method: 'POST',
+      route: '/v1/orders',
+      status: 400,
+      requestBody: { ['k\u0000']: 'a\u0000b\ud800' },
+      // An error sentence is the service's, kept: what jsonb cannot hold in it becomes U+FFFD.
+      responseText: JSON.stringify({ error: { code: 'invalid_request', message: 'x\u0000y' }, request_id: 'req_1' }),
+    });
     const neighbour = finished();
     writer.record(hostile);
     writer.record(neighbour);
     await writer.close();
     expect(writer.counts).toMatchObject({ written: 2, failed: 0 });
     const [row] = await stored([hostile.requestId]);
-    expect(row.requestBody).toEqual({ 'k\uFFFD': 'a\uFFFDb\uFFFD' });
+    expect(row.requestBody).toEqual({ $unknown_fields: [{ $redacted: 'string', length: 4 }] });
+    expect(row.responseBody).toEqual({ error: { code: 'invalid_request', message: 'x\uFFFDy' }, request_id: 'req_1' });
   });
 
   it('survives a batch that cannot be written: counted, reported, and the next batch is written', async () => {
@@ -127,24 +137,31 @@ describe('the request log writer: off the request path, bounded, and never in th
 describe('what a row keeps', () => {
   it('reads the error code from the envelope, and from the console door\'s tRPC wrapping', () => {
     const envelope = { error: { code: 'not_found', message: 'No order.' }, request_id: 'req_1' };
-    const rest = toRequestLogRow(finished({ status: 404, responseText: JSON.stringify(envelope), responseBytes: 10 }));
+    const rest = toRequestLogRow(finished({ status: 404, responseText: JSON.stringify(envelope), responseBytes: 10 }), bodies);
     expect(rest).toMatchObject({ errorCode: 'not_found', responseBody: envelope, durationMs: 4, keyPrefix: 'lop_test_AbCd' });
     const trpc = { error: { message: 'No order.', code: -32004, data: { httpStatus: 404, partner: envelope } } };
-    expect(toRequestLogRow(finished({ status: 404, door: 'console', responseText: JSON.stringify(trpc), responseBytes: 10 }))).toMatchObject({ errorCode: 'not_found', responseBody: envelope });
+    expect(toRequestLogRow(finished({ status: 404, door: 'console', responseText: JSON.stringify(trpc), responseBytes: 10 }), bodies)).toMatchObject({ errorCode: 'not_found', responseBody: envelope });
     const ok = { result: { data: { data: { id: 'o' }, request_id: 'req_2' } } };
-    expect(toRequestLogRow(finished({ door: 'console', responseText: JSON.stringify(ok), responseBytes: 10 }))).toMatchObject({ errorCode: null, responseBody: ok.result.data });
+    expect(toRequestLogRow(finished({ door: 'console', responseText: JSON.stringify(ok), responseBytes: 10 }), bodies)).toMatchObject({ errorCode: null, responseBody: { request_id: 'req_2' } });
+    // A code that is not one of the service's is not the partner's text to keep.
+    const forged = { error: { code: 'Jane Doe', message: 'x' } };
+    expect(toRequestLogRow(finished({ status: 400, responseText: JSON.stringify(forged), responseBytes: 10 })).errorCode).toBeNull();
   });
 
-  it('redacts patient and provider fields at any depth, and keys or secrets inside any text', () => {
+  it('keeps no personal field, free text, key or secret of a body: the allow-list (allow-list.test.ts) decides', () => {
     const body = {
       external_order_id: 'ext-1 lop_test_0123456789abcdefghijklmnopqrstuvwx',
       patient: { legal_first_name: 'Ada' },
-      nested: [{ ordering_provider: { npi: '1234567890' }, aoe_answers: [{ answer: 'yes' }], clinical_notes: 'fasting', Secret: 'whsec_abc' }],
+      ordering_provider: { npi: '1234567890' },
+      aoe_answers: [{ question_key: 'q', answer: 'yes' }],
+      clinical_notes: 'fasting',
+      nested: [{ Secret: 'whsec_abc' }],
       note: 'signed with whsec_Zm9vYmFy',
     };
-    const text = JSON.stringify(storedBody(body));
-    for (const value of ['Ada', '1234567890', 'fasting', 'lop_test_0123', 'whsec_', '"yes"']) expect(text).not.toContain(value);
-    expect(storedBody(body)).toMatchObject({ external_order_id: 'ext-1 [redacted]', patient: '[redacted]', nested: [{ ordering_provider: '[redacted]', aoe_answers: '[redacted]', clinical_notes: '[redacted]', Secret: '[redacted]' }] });
+    const row = toRequestLogRow(finished({ method: 'POST', route: '/v1/orders', status: 400, requestBody: body }), bodies);
+    const text = JSON.stringify(row.requestBody);
+    for (const value of ['Ada', '1234567890', 'fasting', 'lop_test_0123', 'whsec_', '"yes"', 'Secret', '"note"']) expect(text).not.toContain(value);
+    expect(row.requestBody).toMatchObject({ external_order_id: { $redacted: 'string', length: 49 }, patient: { $redacted: 'object', length: 1 }, aoe_answers: { $redacted: 'array', length: 1 } });
   });
 
   it(`keeps ${BODY_LIMIT_BYTES} bytes of a body, and marks one past it as truncated`, () => {

@@ -1,7 +1,13 @@
 import type { Sql } from '@lop/db';
+import { NO_BODIES, type RequestLogBodies } from './allow-list';
 import { toRequestLogRow, type FinishedRequest, type RequestLogRow } from './record';
 
 export interface RequestLogWriterOptions {
+  /**
+   * What of each route's bodies is kept: the allow-list's table (requestLogBodies(), from
+   * routers/request-log-bodies.ts). Without it no body value is kept, only types and sizes.
+   */
+  bodies?: RequestLogBodies;
   /** Rows per INSERT; a full batch is written at once, without waiting for the interval. */
   batchSize?: number;
   /** The longest a recorded request waits in memory before it is written. */
@@ -114,7 +120,7 @@ export class RequestLogWriter {
       const batch = this.buffer.splice(0, this.batchSize);
       for (const request of batch) this.bufferedBytes -= sizeOf(request);
       try {
-        await insertRows(this.sql, await prepareRows(batch));
+        await insertRows(this.sql, await prepareRows(batch, this.options.bodies ?? NO_BODIES));
         this.counts.written += batch.length;
       } catch (error) {
         this.counts.failed += batch.length;
@@ -131,11 +137,11 @@ export class RequestLogWriter {
  */
 const PREPARE_CHUNK = 10;
 
-async function prepareRows(batch: FinishedRequest[]): Promise<string[]> {
+async function prepareRows(batch: FinishedRequest[], bodies: RequestLogBodies): Promise<string[]> {
   const rows: string[] = [];
   for (let i = 0; i < batch.length; i += PREPARE_CHUNK) {
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const request of batch.slice(i, i + PREPARE_CHUNK)) rows.push(JSON.stringify(columnsOf(toRequestLogRow(request))));
+    for (const request of batch.slice(i, i + PREPARE_CHUNK)) rows.push(JSON.stringify(columnsOf(toRequestLogRow(request, bodies))));
   }
   return rows;
 }

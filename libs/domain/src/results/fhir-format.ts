@@ -25,7 +25,8 @@ function allowsFhirJson(ranges: string): boolean {
 export function requireFhirJson(format: string | undefined, accept: string | undefined): void {
   if (format !== undefined) {
     if (format === 'json' || allowsFhirJson(format)) return;
-    throw new PartnerError('not_acceptable', `_format "${format}" is not available: this view answers FHIR JSON only (_format=json or application/fhir+json).`);
+    // The value is not repeated: a sentence is logged, and a query value is the partner's text.
+    throw new PartnerError('not_acceptable', 'This _format is not available: this view answers FHIR JSON only (_format=json or application/fhir+json).');
   }
   if (accept === undefined || accept.trim() === '' || allowsFhirJson(accept)) return;
   throw new PartnerError('not_acceptable', 'The Accept header allows no JSON: this view answers application/fhir+json (or application/json) only.');

@@ -51,7 +51,7 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
     throw notAllowed('production_key', 'Simulation needs a sandbox key; production orders move only through the laboratory.');
   }
   const plan = findScenario(input.scenario);
-  if (!plan) throw new PartnerError('invalid_request', `No scenario named ${input.scenario}.`, { details: [{ field: 'scenario', issue: 'invalid_value' }] });
+  if (!plan) throw new PartnerError('invalid_request', 'No scenario has this name; GET /v1/sandbox/scenarios lists them.', { details: [{ field: 'scenario', issue: 'invalid_value' }] });
 
   return db.transaction(async (tx) => {
     const order = await lockOrder(tx, input.orderId, { clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });

@@ -1,8 +1,8 @@
 /**
  * The one list of fields the service never writes anywhere but their own sealed columns: keys and
  * secrets, and the personal data an order carries (the fields `orders.ts` seals with the protector).
- * The logger's redaction paths (apps/partner-api/src/main.ts) and the request log's body redaction
- * (request-log/) are both made from it.
+ * The logger's redaction paths (apps/partner-api/src/main.ts) are made from it, and the request
+ * log's allow-list (request-log/allow-list.ts) never keeps these fields' values, whatever their type.
  */
 export const REDACTED_FIELDS = ['authorization', 'sandbox_key', 'key', 'secret', 'patient', 'ordering_provider', 'aoe_answers', 'clinical_notes'] as const;
 
