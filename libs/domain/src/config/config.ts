@@ -73,6 +73,10 @@ const configSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes (openssl rand -base64 32)')
     .optional(),
+  // Re-encryption after a key rotation (security/key-rotation.ts, in the delivery worker): rows per
+  // batch (one short transaction each) and a pause between batches to bound its load.
+  PARTNER_KEY_ROTATION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  PARTNER_KEY_ROTATION_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   // How long a create whose Idempotency-Key is in flight with the same body waits for it (0 = answer 409 at once).
   PARTNER_IDEMPOTENCY_WAIT_SECONDS: z.coerce.number().min(0).max(30).default(DEFAULT_IDEMPOTENCY_WAIT_SECONDS),
   // Order creations allowed per (API client, environment) per minute, shared by all its keys and all replicas.
