@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 import { z } from 'zod';
 import { DataProtector, loadOrCreateMasterKey } from '../security/protector';
+import { loadKeyring } from '../security/key-rotation';
+import type { Sql } from '@lop/db';
 
 /** The repository root; the embedded database keeps its data folder below it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -113,6 +115,13 @@ export function queryTimeoutsOf(
 /** The data protector for this configuration (the embedded default keeps its key in the data folder). */
 export function protectorFor(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>): DataProtector {
   return new DataProtector(loadOrCreateMasterKey(config.PARTNER_ENCRYPTION_KEY, resolve(config.PARTNER_DATA_DIR, 'encryption.key')));
+}
+
+/** A protector for a one-off command (admin CLI): the configured master key with the keyring as it is now. */
+export async function protectorWithKeyring(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>, sql: Sql): Promise<DataProtector> {
+  const protector = protectorFor(config);
+  await loadKeyring(sql, protector);
+  return protector;
 }
 
 export class ConfigError extends Error {

@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sql } from '@lop/db';
-import { protectorFor, type Config } from '../config/config';
 import { LEGACY_KEY_VERSION, type DataProtector, type KeyringEntry } from './protector';
 
 /**
@@ -51,13 +50,6 @@ export async function readKeyring(sql: Sql): Promise<KeyringEntry[] | undefined>
 export async function loadKeyring(sql: Sql, protector: DataProtector): Promise<void> {
   const { unreadable } = protector.installKeyring((await readKeyring(sql)) ?? []);
   if (unreadable.length > 0) throw unreadable[0].error;
-}
-
-/** A protector for a one-off command (admin CLI): the configured master key with the keyring as it is now. */
-export async function protectorWithKeyring(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>, sql: Sql): Promise<DataProtector> {
-  const protector = protectorFor(config);
-  await loadKeyring(sql, protector);
-  return protector;
 }
 
 export interface KeyringWatch {
