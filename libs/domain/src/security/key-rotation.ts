@@ -308,6 +308,8 @@ export async function reencryptAll(sql: Sql, protector: DataProtector, options: 
   // This process must hold the current key, or it would "re-encrypt" to an older one.
   if (protector.currentKeyVersion !== target) throw new Error(`this process does not hold the current encryption key version ${target}`);
   const outcome: ReencryptOutcome = { target_version: target, reencrypted: 0, unreadable: 0 };
+  // Before the first rotation every row is version 1 already (labelled or not): nothing to move.
+  if (target === LEGACY_KEY_VERSION) return outcome;
   const older = [null, ...keys.map((k) => k.version).filter((v) => v < target)];
   for (;;) {
     let pass = 0;
