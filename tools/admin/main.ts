@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '@lop/domain';
 import { registerClients } from './commands/clients';
+import { registerEncryption } from './commands/encryption';
 import { registerKeys } from './commands/keys';
 import { registerLab } from './commands/lab';
 import { registerMigrate } from './commands/migrate';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerKeys(program);
   registerWebhooks(program);
   registerLab(program);
+  registerEncryption(program);
   registerMigrate(program);
   return program;
 }

@@ -14,6 +14,8 @@ import {
   deliveryWakeUpChannel,
   processDeliveryJobs,
   protectorFor,
+  startReencryptionJob,
+  watchKeyring,
   ensureEventPartitions,
   EVENTS_HORIZON_WARNING_DAYS,
   horizonSeconds,
@@ -91,11 +93,14 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     database: connectDatabase(databaseUrl, { max: 6, applicationName: `delivery-worker-${environment}` }),
   }));
   const dispatchers = new Map<string, FairDispatcher<DeliveryJob>>();
+  // One protector for the process, its keyring reloaded on every rotation (security/key-rotation.ts).
+  const protector = protectorFor(config);
+  const keyring = await watchKeyring(databases[0].database.sql, protector, { onError: (error) => logger.error({ err: error, component: 'keyring' }, 'encryption keyring not loaded') });
   for (const { environment, database } of databases) {
     const processor: DeliveryProcessor = {
       db: database.db,
       queue,
-      protector: protectorFor(config),
+      protector,
       policy: settings.policy,
       attempt: { timeoutMs: settings.attemptTimeoutMs, ...settings.destination, resolve: options.resolve, clock: options.clock, agents },
       leaseSeconds: jobExpirySeconds(settings.queue),
@@ -170,6 +175,15 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
         ? logger.error({ err: outcome.error }, 'could not make partitions ahead at start; the next maintenance pass tries again')
         : outcome.created.length > 0 && logger.info({ created: outcome.created }, 'partitions made ahead'),
   });
+  // Re-encrypts rows sealed with older key versions after a rotation (docs/operations.md § Key and secret rotation).
+  const reencryption = await startReencryptionJob(databases[0].database.sql, protector, {
+    batchSize: config.PARTNER_KEY_ROTATION_BATCH_SIZE,
+    pauseMs: config.PARTNER_KEY_ROTATION_PAUSE_MS,
+    onBatch: (batch) => logger.debug(batch, 're-encrypted a batch'),
+    onRun: (outcome) => logger.info(outcome, 're-encryption run'),
+    onError: (error) => logger.error({ err: error }, 're-encryption run failed; the next wake-up resumes it'),
+  });
+  void reencryption.runNow();
   logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 
   let closing: Promise<void> | undefined;
@@ -178,6 +192,8 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     close: () =>
       (closing ??= (async () => {
         await listener.unlisten();
+        await reencryption.close();
+        await keyring.close();
         await Promise.all([...dispatchers.values()].map((dispatcher) => dispatcher.stop(settings.attemptTimeoutMs + 5_000)));
         await queue.boss.stop({ graceful: true, timeout: settings.attemptTimeoutMs + 5_000 });
         agents.destroy();

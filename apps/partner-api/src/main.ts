@@ -13,6 +13,7 @@ import {
   openDeliveryQueue,
   PartnerError,
   protectorFor,
+  watchKeyring,
   RequestLogWriter,
   requestLogBodies,
   queryTimeoutsOf,
@@ -107,11 +108,14 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     onFailed: (error, rows) => options.logger.warn({ component: 'request-log', rows, err: error }, 'sandbox request log batch not written'),
   });
   if (registry) registerRequestLogMetrics(registry, requestLog);
+  // New writes use the newest key version at once: the keyring is reloaded on every rotation's NOTIFY.
+  const protector = protectorFor(options.config);
+  const keyring = await watchKeyring(database.sql, protector, { onError: (error) => options.logger.error({ err: error, component: 'keyring' }, 'encryption keyring not loaded') });
   const app = createApp({
     database,
     config: options.config,
     logger: options.logger,
-    protector: protectorFor(options.config),
+    protector,
     consoleDir: options.consoleDir,
     metrics: registry,
     webhooks: { destination: webhooks.destination, attemptTimeoutMs: webhooks.attemptTimeoutMs },
@@ -159,6 +163,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
       metricsServer?.closeAllConnections();
       // What the last requests logged, written before the pool closes.
       await requestLog.close();
+      await keyring.close();
       detachWebhookQueue();
       await webhookQueue.boss.stop({ graceful: false });
       await replicas?.close();

@@ -21,6 +21,7 @@ export * from './control-plane/control-plane';
 export * from './control-plane/demo-seed';
 export * from './config/config';
 export * from './security/protector';
+export * from './security/key-rotation';
 export * from './security/redaction';
 export * from './request-log';
 export * from './orders/lifecycle';

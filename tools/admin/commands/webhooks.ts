@@ -10,7 +10,7 @@ import {
   loadConfig,
   parseEventTypeList,
   PLAIN_DECIMAL,
-  protectorFor,
+  protectorWithKeyring,
   replayDelivery,
   rotateSubscriptionSecret,
   sendTestDelivery,
@@ -97,10 +97,10 @@ export function registerWebhooks(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: OutputOptions & { client: string; environment: Environment; url: string; events: EventType[] }) => {
       const config = loadConfig();
-      const created = await withDatabase((db, session) =>
+      const created = await withDatabase(async (db, session) =>
         createSubscription(
           db,
-          protectorFor(config),
+          await protectorWithKeyring(config, session.sql),
           { clientId: options.client, environment: options.environment, url: options.url, eventTypes: options.events },
           webhookSettings(config, session.databaseUrl).destination,
         ),
@@ -150,7 +150,7 @@ export function registerWebhooks(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: OutputOptions) => {
       const config = loadConfig();
-      const result = await withDatabase((db) => rotateSubscriptionSecret(db, protectorFor(config), id));
+      const result = await withDatabase(async (db, session) => rotateSubscriptionSecret(db, await protectorWithKeyring(config, session.sql), id));
       print(result, options, (r) =>
         [`Rotated the signing secret of ${r.subscription_id}. Store it now: it cannot be shown again.`, fields([['secret', r.secret]])].join('\n'),
       );
@@ -164,9 +164,9 @@ export function registerWebhooks(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: OutputOptions & { type: EventType }) => {
       const config = loadConfig();
-      const result = await withDatabase((db, session) => {
+      const result = await withDatabase(async (db, session) => {
         const settings = webhookSettings(config, session.databaseUrl);
-        return sendTestDelivery(db, protectorFor(config), id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination }, { type: options.type });
+        return sendTestDelivery(db, await protectorWithKeyring(config, session.sql), id, { timeoutMs: settings.attemptTimeoutMs, ...settings.destination }, { type: options.type });
       });
       print(result, options, (r) => [`Test delivery ${r.state === 'delivered' ? 'succeeded' : 'FAILED'}.`, describeDelivery(r)].join('\n'));
       if (result.state !== 'delivered') {

@@ -4,6 +4,7 @@ export * from './clients';
 export * from './programs';
 export * from './locations';
 export * from './subjects';
+export * from './encryption-keys';
 export * from './orders';
 export * from './webhooks';
 export * from './sandbox';

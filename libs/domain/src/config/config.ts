@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 import { z } from 'zod';
 import { DataProtector, loadOrCreateMasterKey } from '../security/protector';
+import { loadKeyring } from '../security/key-rotation';
+import type { Sql } from '@lop/db';
 
 /** The repository root; the embedded database keeps its data folder below it. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -73,6 +75,10 @@ const configSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes (openssl rand -base64 32)')
     .optional(),
+  // Re-encryption after a key rotation (security/key-rotation.ts, in the delivery worker): rows per
+  // batch (one short transaction each) and a pause between batches to bound its load.
+  PARTNER_KEY_ROTATION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  PARTNER_KEY_ROTATION_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0),
   // How long a create whose Idempotency-Key is in flight with the same body waits for it (0 = answer 409 at once).
   PARTNER_IDEMPOTENCY_WAIT_SECONDS: z.coerce.number().min(0).max(30).default(DEFAULT_IDEMPOTENCY_WAIT_SECONDS),
   // Order creations allowed per (API client, environment) per minute, shared by all its keys and all replicas.
@@ -109,6 +115,13 @@ export function queryTimeoutsOf(
 /** The data protector for this configuration (the embedded default keeps its key in the data folder). */
 export function protectorFor(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>): DataProtector {
   return new DataProtector(loadOrCreateMasterKey(config.PARTNER_ENCRYPTION_KEY, resolve(config.PARTNER_DATA_DIR, 'encryption.key')));
+}
+
+/** A protector for a one-off command (admin CLI): the configured master key with the keyring as it is now. */
+export async function protectorWithKeyring(config: Pick<Config, 'PARTNER_ENCRYPTION_KEY' | 'PARTNER_DATA_DIR'>, sql: Sql): Promise<DataProtector> {
+  const protector = protectorFor(config);
+  await loadKeyring(sql, protector);
+  return protector;
 }
 
 export class ConfigError extends Error {

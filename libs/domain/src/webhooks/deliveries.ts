@@ -147,7 +147,7 @@ export async function sendTestDelivery(db: Database, protector: DataProtector, s
     {
       url: subscription.url,
       environment: subscription.environment,
-      secret: protector.decrypt<string>(subscription.secretProtected),
+      secret: await protector.open<string>(subscription.secretProtected),
       body,
       deliveryId: attemptId,
       eventId: event.event_id,

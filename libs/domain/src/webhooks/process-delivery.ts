@@ -72,6 +72,8 @@ async function processBatch(
     return results;
   }
   batch.addLinks([...loaded.values()].flatMap(({ delivery }) => linkTo(traceparentContext(delivery.traceparent))));
+  // A secret re-sealed a moment ago with a key version this process has not heard of yet: reload the keyring first.
+  await processor.protector.holdKeysFor([...loaded.values()].map(({ subscription }) => subscription.secretProtected)).catch(() => undefined);
   // One decryption per subscription and batch, not per delivery.
   const secrets = new Map<string, string>();
   const secretOf = (subscription: LoadedDelivery['subscription']) => {
