@@ -1,4 +1,4 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { preparedStatement, programGrants, programs, type Database, type Executor } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { notFound } from '../http/errors';
@@ -37,8 +37,33 @@ export async function getGrantedProgram(db: Executor, caller: Caller, programId:
  * (`admin programs revoke`) makes the program's orders 404 like an ungranted program's, and
  * granting again brings them back. Written against "orders" by name, for queries on that table.
  */
-export const orderProgramGranted = (): SQL =>
-  sql`exists (select 1 from ${programGrants} pg where pg.client_id = "orders"."client_id" and pg.program_id = "orders"."program_id" and pg.environment = "orders"."environment")`;
+export const orderProgramGranted = (): SQL => programGranted(sql`"orders"."client_id"`, sql`"orders"."program_id"`, sql`"orders"."environment"`);
+
+/**
+ * The grant rule itself, for any query that carries a client, a program and an environment: the
+ * order reads (orderProgramGranted), the webhook worker's batch load (an event of a withdrawn
+ * program is not delivered) and the request log (bodies about an order no longer readable are
+ * withheld). One rule, so revocation means the same thing at every door.
+ */
+export const programGranted = (clientId: SQL, programId: SQL, environment: SQL): SQL =>
+  sql`exists (select 1 from ${programGrants} pg where pg.client_id = ${clientId} and pg.program_id = ${programId} and pg.environment = ${environment})`;
+
+/**
+ * Of `programIds`, those granted to the client in the environment (the same rule, as a row look-up),
+ * their grant rows held FOR KEY SHARE until the transaction ends: a concurrent `admin programs
+ * revoke` (a delete) waits for this transaction, and one that committed first is seen here. The
+ * event append uses it, so no event of a program is appended after its grant was withdrawn.
+ */
+export async function lockGrantedPrograms(tx: Executor, clientId: string, environment: string, programIds: string[]): Promise<Set<string>> {
+  if (programIds.length === 0) return new Set();
+  const rows = await tx
+    .select({ programId: programGrants.programId })
+    .from(programGrants)
+    .where(and(eq(programGrants.clientId, clientId), eq(programGrants.environment, environment as 'sandbox' | 'production'), inArray(programGrants.programId, [...new Set(programIds)].sort())))
+    .orderBy(asc(programGrants.programId))
+    .for('key share');
+  return new Set(rows.map((r) => r.programId));
+}
 
 export function toProgram(row: ProgramRow): Program {
   return { program_id: row.id, name: row.name, status: row.status, currency: row.currency, environment: row.environment };
