@@ -14,6 +14,7 @@ import {
   deliveryWakeUpChannel,
   processDeliveryJobs,
   protectorFor,
+  resumeHeldDeliveries,
   ensureEventPartitions,
   EVENTS_HORIZON_WARNING_DAYS,
   horizonSeconds,
@@ -170,6 +171,18 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
         ? logger.error({ err: outcome.error }, 'could not make partitions ahead at start; the next maintenance pass tries again')
         : outcome.created.length > 0 && logger.info({ created: outcome.created }, 'partitions made ahead'),
   });
+  // Held deliveries (their client had no active key) go on once a key is active again. Every worker
+  // runs the pass; it takes each delivery once (SKIP LOCKED). Not chained to a delivery's own job,
+  // so a held delivery costs nothing while it waits, and spends none of its attempts.
+  let resuming: Promise<void> | undefined;
+  const resumeHeld = () => {
+    resuming ??= resumeHeldDeliveries(databases[0].database.db, queue)
+      .then((resumed) => void (resumed > 0 && logger.info({ resumed }, 'held webhook deliveries resumed: their client has an active key again')))
+      .catch((error: unknown) => logger.error({ err: error }, 'could not resume held webhook deliveries; the next pass tries again'))
+      .finally(() => (resuming = undefined));
+  };
+  const heldTimer = setInterval(resumeHeld, settings.heldRecheckSeconds * 1000);
+  heldTimer.unref();
   logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 
   let closing: Promise<void> | undefined;
@@ -177,6 +190,8 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     queue,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(heldTimer);
+        await resuming;
         await listener.unlisten();
         await Promise.all([...dispatchers.values()].map((dispatcher) => dispatcher.stop(settings.attemptTimeoutMs + 5_000)));
         await queue.boss.stop({ graceful: true, timeout: settings.attemptTimeoutMs + 5_000 });

@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import {
+  apiKeys,
   detachPartition,
   events,
   listPartitions,
@@ -17,6 +18,7 @@ import {
   type WebhookDeliveryState,
 } from '@lop/db';
 import type { Tenant } from '../auth/authenticate';
+import { programGranted } from '../programs/programs';
 import type { OutboxEvent, Stream } from '../events/append';
 import type { AttemptReport } from './delivery-attempt';
 import type { DeliveryQueue, EnqueueRequest } from './delivery-queue';
@@ -401,10 +403,22 @@ export async function insertRecoveryReplays(
  * Cancels pending deliveries (one, or every one of a subscription): their subscription was
  * disabled. Returns the ids cancelled.
  */
-export async function cancelPendingDeliveries(db: Database | Transaction, which: { deliveryId: string } | { subscriptionId: string }, at: Date): Promise<string[]> {
+/**
+ * Why a pending delivery was cancelled (failure_reason): its subscription was disabled, or the
+ * program of its event's order was withdrawn from the client (`admin programs revoke`) before it
+ * was sent. Cancelled is final: granting the program again does not send it.
+ */
+export type CancelReason = 'subscription_disabled' | 'program_revoked';
+
+export async function cancelPendingDeliveries(
+  db: Database | Transaction,
+  which: { deliveryId: string } | { subscriptionId: string },
+  at: Date,
+  reason: CancelReason = 'subscription_disabled',
+): Promise<string[]> {
   const rows = await db
     .update(webhookDeliveries)
-    .set({ state: CANCELLED, failureReason: 'subscription_disabled', nextAttemptAt: null, completedAt: at })
+    .set({ state: CANCELLED, failureReason: reason, nextAttemptAt: null, completedAt: at })
     .where(
       and(
         'deliveryId' in which ? eq(webhookDeliveries.id, which.deliveryId) : eq(webhookDeliveries.subscriptionId, which.subscriptionId),
@@ -413,6 +427,54 @@ export async function cancelPendingDeliveries(db: Database | Transaction, which:
     )
     .returning({ id: webhookDeliveries.id });
   return rows.map((row) => row.id);
+}
+
+/**
+ * A held delivery: pending, with this failure_reason, and no job. Its subscription's client has no
+ * active key left in the subscription's environment (spec: a subscription needs one), so nothing
+ * is sent and no attempt is spent while it waits; resumeHeldDeliveries gives it its next job once
+ * a key is active again. Kept in failure_reason (the column every delivery view shows) rather than
+ * a new state: the delivery is still pending, exactly where its retry schedule left it.
+ */
+export const HELD_NO_ACTIVE_KEY = 'no_active_key';
+/** An API key that authenticates now (auth/authenticate.ts's rule): not revoked, not expired. Against api_keys as `k`. */
+const ACTIVE_KEY = sql`k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`;
+
+/** Holds a pending delivery whose attempt `attemptsMade + 1` was due; false if it moved on meanwhile. */
+export async function holdDelivery(db: Database, deliveryId: string, attemptsMade: number): Promise<boolean> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ failureReason: HELD_NO_ACTIVE_KEY, nextAttemptAt: null })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.state, PENDING), eq(webhookDeliveries.attemptsMade, attemptsMade)))
+    .returning({ id: webhookDeliveries.id });
+  return rows.length > 0;
+}
+
+/**
+ * Held deliveries whose client has an active key again go on: each is released and gets the job
+ * of its next attempt, in one transaction (a crash leaves it held, never released without a job).
+ * SKIP LOCKED: every worker runs this pass, and a delivery is resumed once. Returns how many.
+ */
+export async function resumeHeldDeliveries(db: Database, queue: DeliveryQueue, limit = 500): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await sqlOf(tx)<{ id: string; attempts_made: number; environment: 'sandbox' | 'production'; client_id: string }[]>`
+      with ready as (
+        select d.id, d.created_at from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
+        where d.state = 'pending' and d.failure_reason = ${HELD_NO_ACTIVE_KEY}
+          and exists (select 1 from api_keys k where k.client_id = s.client_id and k.environment = s.environment and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()))
+        limit ${limit} for update of d skip locked)
+      update webhook_deliveries d set failure_reason = null
+      from ready, webhook_subscriptions s
+      where d.id = ready.id and d.created_at = ready.created_at and s.id = d.subscription_id
+      returning d.id, d.attempts_made, s.environment, s.client_id`;
+    if (rows.length > 0) {
+      await queue.enqueue(
+        tx,
+        rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts_made + 1, environment: r.environment, clientId: r.client_id })),
+      );
+    }
+    return rows.length;
+  });
 }
 
 /** "Retry now": a pending delivery still at `attemptsMade` becomes due now. False if it moved on meanwhile. */
@@ -441,6 +503,11 @@ const deliveriesByIds = preparedStatement((db) =>
       // events.body through the row's JSON: null on the schema before 0014, where the column does
       // not exist and naming it would fail (this release serves both). One row per delivery.
       event: { ...eventColumns, body: sql<string | null>`to_jsonb(${events}) ->> 'body'` },
+      // Whether the event's order may still be seen by the subscription's client (the order reads'
+      // grant rule, programs.ts): an event of a withdrawn program is cancelled, never sent.
+      programGranted: sql<boolean>`(${events.programId} is null or ${programGranted(sql`${webhookSubscriptions.clientId}`, sql`${events.programId}`, sql`${webhookSubscriptions.environment}`)})`,
+      // Spec: a subscription needs an active key in its environment; without one its deliveries are held.
+      keyActive: sql<boolean>`exists (select 1 from ${apiKeys} k where k.client_id = ${webhookSubscriptions.clientId} and k.environment = ${webhookSubscriptions.environment} and ${ACTIVE_KEY})`,
     })
     .from(webhookDeliveries)
     .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
@@ -597,7 +664,7 @@ export async function readDeliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
     select count(*) filter (where coalesce(next_attempt_at, created_at) <= now())::int as due,
            count(*) filter (where next_attempt_at > now())::int as scheduled,
            coalesce(extract(epoch from now() - min(coalesce(next_attempt_at, created_at)) filter (where coalesce(next_attempt_at, created_at) <= now())), 0)::float8 as oldest_due_seconds
-    from webhook_deliveries where state = 'pending'`;
+    from webhook_deliveries where state = 'pending' and failure_reason is distinct from ${HELD_NO_ACTIVE_KEY}`;
   return { due: row.due, scheduled: row.scheduled, oldestDueSeconds: row.oldest_due_seconds };
 }
 

@@ -5,7 +5,7 @@ import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { traceparentContext, withSpan } from '../telemetry/tracing';
 import { directRecorder, type AttemptRecorder } from './attempt-recorder';
-import { attemptInFlight, cancelPendingDeliveries, loadDeliveries, verdictOf, type LoadedDelivery } from './delivery-store';
+import { attemptInFlight, cancelPendingDeliveries, holdDelivery, loadDeliveries, verdictOf, type LoadedDelivery } from './delivery-store';
 import { AttemptInterruptedError, attemptDelivery, AttemptNotStartedError, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
 import type { DeliveryJob, DeliveryQueue, EnqueueRequest } from './delivery-queue';
 import { decideNext, maxAttempts, type Decision, type RetryPolicy } from './retry-policy';
@@ -30,7 +30,7 @@ export interface DeliveryProcessor {
   recorder?: AttemptRecorder;
 }
 
-export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due';
+export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'held' | 'not_due';
 
 export interface DeliveryBatchJob {
   data: DeliveryJob;
@@ -123,6 +123,17 @@ async function processLoaded(
   if (subscription.status !== 'active') {
     await cancelPendingDeliveries(db, { deliveryId: delivery.id }, new Date(clock()));
     return 'cancelled';
+  }
+  // Checked when an attempt is due, not when it was queued (an attempt claimed by an interrupted
+  // run is finished first, as runAttempt says). The order's program withdrawn from the client: its
+  // orders answer 404, so the event is not sent, now or after a re-grant.
+  if (delivery.attemptsMade === job.attempt - 1 && !row.programGranted) {
+    await cancelPendingDeliveries(db, { deliveryId: delivery.id }, new Date(clock()), 'program_revoked');
+    return 'cancelled';
+  }
+  // No active key left in the environment: held, without a job, until resumeHeldDeliveries sees a key again.
+  if (delivery.attemptsMade === job.attempt - 1 && !row.keyActive) {
+    return (await holdDelivery(db, delivery.id, delivery.attemptsMade)) ? 'held' : 'not_due';
   }
 
   const requestContext = traceparentContext(delivery.traceparent);
