@@ -137,6 +137,17 @@ describe('a client with no active key in the environment', () => {
     });
   });
 
+  it('a disabled API client has no active key either: held while disabled, resumed when enabled', async () => {
+    const partner = await newPartner(database.db, database.sql);
+    const subscription = await subscribe(database.db, partner, rig.receiver.url('/disabled-client'));
+    await database.sql`update api_clients set status = 'disabled' where id = ${partner.clientId}`;
+    await placeOrder(database.db, partner);
+    await eventually(async () => expect((await deliveriesOf(subscription.subscription_id)).map((r) => [r.state, r.failureReason])).toEqual([['pending', 'no_active_key']]), 10_000);
+    expect(requestsTo('/disabled-client')).toHaveLength(0);
+    await database.sql`update api_clients set status = 'active' where id = ${partner.clientId}`;
+    await rig.receiver.waitFor(() => requestsTo('/disabled-client').length === 1, 15_000, 'the held delivery resumed');
+  });
+
   it('a key of the other environment does not count', async () => {
     const partner = await newPartner(database.db, database.sql);
     const subscription = await subscribe(database.db, partner, rig.receiver.url('/other-environment'));

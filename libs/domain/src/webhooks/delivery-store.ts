@@ -437,8 +437,12 @@ export async function cancelPendingDeliveries(
  * a new state: the delivery is still pending, exactly where its retry schedule left it.
  */
 export const HELD_NO_ACTIVE_KEY = 'no_active_key';
-/** An API key that authenticates now (auth/authenticate.ts's rule): not revoked, not expired. Against api_keys as `k`. */
-const ACTIVE_KEY = sql`k.revoked_at is null and (k.expires_at is null or k.expires_at > now())`;
+/**
+ * An API key that authenticates now (auth/authenticate.ts's rule): not revoked, not expired, its
+ * client not disabled. Against api_keys as `k`; one text for the drizzle and postgres.js queries.
+ */
+const ACTIVE_KEY_SQL = `k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) and exists (select 1 from api_clients c where c.id = k.client_id and c.status = 'active')`;
+const ACTIVE_KEY = sql.raw(ACTIVE_KEY_SQL);
 
 /** Holds a pending delivery whose attempt `attemptsMade + 1` was due; false if it moved on meanwhile. */
 export async function holdDelivery(db: Database, deliveryId: string, attemptsMade: number): Promise<boolean> {
@@ -461,7 +465,7 @@ export async function resumeHeldDeliveries(db: Database, queue: DeliveryQueue, l
       with ready as (
         select d.id, d.created_at from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
         where d.state = 'pending' and d.failure_reason = ${HELD_NO_ACTIVE_KEY}
-          and exists (select 1 from api_keys k where k.client_id = s.client_id and k.environment = s.environment and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()))
+          and exists (select 1 from api_keys k where k.client_id = s.client_id and k.environment = s.environment and ${sqlOf(tx).unsafe(ACTIVE_KEY_SQL)})
         limit ${limit} for update of d skip locked)
       update webhook_deliveries d set failure_reason = null
       from ready, webhook_subscriptions s
