@@ -1,7 +1,7 @@
 import { eq, sql as raw } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { eventStreams, events, webhookDeliveries } from '@lop/db';
-import { createKey, getDelivery, grantPrograms, laboratoryCaller, revokeKey, revokeProgramGrants } from '@lop/domain';
+import { appendEvents, createKey, getDelivery, grantPrograms, laboratoryCaller, revokeKey, revokeProgramGrants } from '@lop/domain';
 import { eventually, newPartner, type Partner, placeOrder, type Reply, subscribe, workerConfig } from '@lop/testing';
 import { useDeliveryRig } from './testing/rig';
 
@@ -65,6 +65,41 @@ describe('a withdrawn program grant', () => {
     expect(types[0]).toBe('order.created');
     // What happened while revoked (accept, collect) is not replayed.
     expect(types.slice(1)).toEqual(received.events.map((e) => e.type));
+  });
+
+  it('a revoke waits for an append in flight, and an append after it sees it: no event slips past the revocation', async () => {
+    const partner = await newPartner(database.db, database.sql);
+    const order = await placeOrder(database.db, partner);
+    const stream = { clientId: partner.clientId, environment: 'sandbox' as const };
+    const draft = () => ({
+      type: 'order.updated' as const,
+      occurredAt: new Date(),
+      programId: partner.programId,
+      orderId: order.order_id,
+      data: { order_id: order.order_id, external_order_id: order.external_order_id, program_id: partner.programId, client_id: partner.clientId, environment: 'sandbox' as const, lifecycle: 'active' as const },
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let appended = 0;
+    const inFlight = database.db.transaction(async (tx) => {
+      appended = (await appendEvents(tx, stream, [draft()])).length;
+      await gate;
+    });
+    await eventually(async () => expect(appended).toBe(1));
+    let revoked = false;
+    const revoking = revoke(partner).then(() => (revoked = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The grant is held by the append until it commits: the revoke is ordered after it.
+    expect(revoked).toBe(false);
+    release();
+    await inFlight;
+    await revoking;
+    expect(revoked).toBe(true);
+    expect(await database.db.transaction((tx) => appendEvents(tx, stream, [draft()]))).toEqual([]);
+    expect((await streamOf(partner)).map((e) => [Number(e.sequence), e.type])).toEqual([
+      [1, 'order.created'],
+      [2, 'order.updated'],
+    ]);
   });
 
   it('cancels a delivery still waiting for its retry, with the reason; it is not sent, not even after a re-grant', async () => {

@@ -110,6 +110,12 @@ describe('a withdrawn program grant leaks through no side door', () => {
       expect(await logEntry(otherRequest)).toMatchObject({ bodies_withheld: false, bodies_withheld_reason: null });
       expect(JSON.stringify((await logEntry(otherRequest)).response_body)).toContain(otherOrderId);
       expect(await logEntry(labRequest)).toMatchObject({ bodies_withheld: false });
+      // A narrow key is still told the first reason: the scope it lacks.
+      const narrow = await tenant.key({ scopes: ['events:read'] });
+      const narrowRead = await api.fetch('GET', `/api/trpc/console.requestLogEntry?input=${encodeURIComponent(JSON.stringify({ request_id: otherRequest }))}`, {
+        headers: { authorization: `Bearer ${narrow}` },
+      });
+      expect(narrowRead.body.result.data.data).toMatchObject({ bodies_withheld: true, bodies_withheld_reason: 'missing_scope', response_body: null });
     } finally {
       await regrant();
     }
