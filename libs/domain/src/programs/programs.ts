@@ -41,12 +41,22 @@ export const orderProgramGranted = (): SQL => programGranted(sql`"orders"."clien
 
 /**
  * The grant rule itself, for any query that carries a client, a program and an environment: the
- * order reads (orderProgramGranted), the webhook worker's batch load (an event of a withdrawn
- * program is not delivered) and the request log (bodies about an order no longer readable are
- * withheld). One rule, so revocation means the same thing at every door.
+ * order reads (orderProgramGranted) and the request log (bodies about an order no longer readable
+ * are withheld); as rows, grantsOf (webhook worker) and lockGrantedPrograms (event append). One
+ * rule, in this file, so revocation means the same thing at every door.
  */
 export const programGranted = (clientId: SQL, programId: SQL, environment: SQL): SQL =>
   sql`exists (select 1 from ${programGrants} pg where pg.client_id = ${clientId} and pg.program_id = ${programId} and pg.environment = ${environment})`;
+
+/**
+ * Every grant of these clients (the same rule, as rows): the webhook worker asks it once per batch,
+ * so an event of a withdrawn program is never sent. `has(client, program, environment)`.
+ */
+export async function grantsOf(db: Executor, clientIds: string[]): Promise<{ has(clientId: string, programId: string, environment: string): boolean }> {
+  const rows = clientIds.length === 0 ? [] : await db.select().from(programGrants).where(inArray(programGrants.clientId, clientIds));
+  const granted = new Set(rows.map((r) => `${r.clientId}:${r.programId}:${r.environment}`));
+  return { has: (clientId, programId, environment) => granted.has(`${clientId}:${programId}:${environment}`) };
+}
 
 /**
  * Of `programIds`, those granted to the client in the environment (the same rule, as a row look-up),

@@ -1,6 +1,5 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import {
-  apiKeys,
   detachPartition,
   events,
   listPartitions,
@@ -18,7 +17,7 @@ import {
   type WebhookDeliveryState,
 } from '@lop/db';
 import type { Tenant } from '../auth/authenticate';
-import { programGranted } from '../programs/programs';
+import { grantsOf } from '../programs/programs';
 import type { OutboxEvent, Stream } from '../events/append';
 import type { AttemptReport } from './delivery-attempt';
 import type { DeliveryQueue, EnqueueRequest } from './delivery-queue';
@@ -439,10 +438,9 @@ export async function cancelPendingDeliveries(
 export const HELD_NO_ACTIVE_KEY = 'no_active_key';
 /**
  * An API key that authenticates now (auth/authenticate.ts's rule): not revoked, not expired, its
- * client not disabled. Against api_keys as `k`; one text for the drizzle and postgres.js queries.
+ * client not disabled. Against api_keys as `k`; one text for the batch's access and the resume pass.
  */
 const ACTIVE_KEY_SQL = `k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) and exists (select 1 from api_clients c where c.id = k.client_id and c.status = 'active')`;
-const ACTIVE_KEY = sql.raw(ACTIVE_KEY_SQL);
 
 /** Holds a pending delivery whose attempt `attemptsMade + 1` was due; false if it moved on meanwhile. */
 export async function holdDelivery(db: Database, deliveryId: string, attemptsMade: number): Promise<boolean> {
@@ -507,11 +505,6 @@ const deliveriesByIds = preparedStatement((db) =>
       // events.body through the row's JSON: null on the schema before 0014, where the column does
       // not exist and naming it would fail (this release serves both). One row per delivery.
       event: { ...eventColumns, body: sql<string | null>`to_jsonb(${events}) ->> 'body'` },
-      // Whether the event's order may still be seen by the subscription's client (the order reads'
-      // grant rule, programs.ts): an event of a withdrawn program is cancelled, never sent.
-      programGranted: sql<boolean>`(${events.programId} is null or ${programGranted(sql`${webhookSubscriptions.clientId}`, sql`${events.programId}`, sql`${webhookSubscriptions.environment}`)})`,
-      // Spec: a subscription needs an active key in its environment; without one its deliveries are held.
-      keyActive: sql<boolean>`exists (select 1 from ${apiKeys} k where k.client_id = ${webhookSubscriptions.clientId} and k.environment = ${webhookSubscriptions.environment} and ${ACTIVE_KEY})`,
     })
     .from(webhookDeliveries)
     .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
@@ -525,6 +518,34 @@ export type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof deliveriesById
 export async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<string, LoadedDelivery>> {
   const rows = await deliveriesByIds(db).execute({ ids: [...new Set(deliveryIds)] });
   return new Map(rows.map((row) => [row.delivery.id, row]));
+}
+
+/** Whether a loaded delivery may be sent now (revocation, issue 33). */
+export interface DeliveryAccess {
+  /** Spec: a subscription needs an active key in its environment; without one its deliveries are held. */
+  keyActive(subscription: LoadedDelivery['subscription']): boolean;
+  /** The event's order is still readable by the subscription's client (the order reads' grant rule); otherwise it is cancelled, never sent. */
+  programGranted(row: LoadedDelivery): boolean;
+}
+
+/**
+ * The access of a batch's clients, in two small queries beside the batch load (not inside its
+ * prepared statement, whose plan stays the one measured): which have an active key in which
+ * environment, and which programs they are granted (programs.ts, grantsOf).
+ */
+export async function deliveryAccess(db: Database, rows: LoadedDelivery[]): Promise<DeliveryAccess> {
+  const clientIds = [...new Set(rows.map((row) => row.subscription.clientId))];
+  if (clientIds.length === 0) return { keyActive: () => false, programGranted: () => false };
+  const [keyed, granted] = await Promise.all([
+    sqlOf(db)<{ client_id: string; environment: string }[]>`
+      select distinct k.client_id, k.environment from api_keys k where k.client_id = any(${clientIds}::uuid[]) and ${sqlOf(db).unsafe(ACTIVE_KEY_SQL)}`,
+    grantsOf(db, clientIds),
+  ]);
+  const active = new Set(keyed.map((k) => `${k.client_id}:${k.environment}`));
+  return {
+    keyActive: (subscription) => active.has(`${subscription.clientId}:${subscription.environment}`),
+    programGranted: ({ subscription, event }) => !event?.programId || granted.has(subscription.clientId, event.programId, subscription.environment),
+  };
 }
 
 export async function deliveryById(db: Database | Transaction, deliveryId: string): Promise<DeliveryRow | undefined> {
