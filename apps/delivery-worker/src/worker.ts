@@ -14,6 +14,7 @@ import {
   deliveryWakeUpChannel,
   processDeliveryJobs,
   protectorFor,
+  resumeHeldDeliveries,
   startReencryptionJob,
   watchKeyring,
   ensureEventPartitions,
@@ -184,6 +185,18 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     onError: (error) => logger.error({ err: error }, 're-encryption run failed; the next wake-up resumes it'),
   });
   void reencryption.runNow();
+  // Held deliveries (their client had no active key) go on once a key is active again. Every worker
+  // runs the pass; it takes each delivery once (SKIP LOCKED). Not chained to a delivery's own job,
+  // so a held delivery costs nothing while it waits, and spends none of its attempts.
+  let resuming: Promise<void> | undefined;
+  const resumeHeld = () => {
+    resuming ??= resumeHeldDeliveries(databases[0].database.db, queue)
+      .then((resumed) => void (resumed > 0 && logger.info({ resumed }, 'held webhook deliveries resumed: their client has an active key again')))
+      .catch((error: unknown) => logger.error({ err: error }, 'could not resume held webhook deliveries; the next pass tries again'))
+      .finally(() => (resuming = undefined));
+  };
+  const heldTimer = setInterval(resumeHeld, settings.heldRecheckSeconds * 1000);
+  heldTimer.unref();
   logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 
   let closing: Promise<void> | undefined;
@@ -191,6 +204,8 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     queue,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(heldTimer);
+        await resuming;
         await listener.unlisten();
         await reencryption.close();
         await keyring.close();

@@ -6,7 +6,7 @@ import { eventTone, formatClock, formatTime } from '../format';
 import { href } from '../routing';
 import { isFinal, useTRPC, type Outputs } from '../trpc';
 import { CopyButton } from './CopyButton';
-import { deliveryStatus, DeliveryStatusBadge } from './WebhookDelivery';
+import { cancelReason, deliveryStatus, DeliveryStatusBadge, HELD_TEXT } from './WebhookDelivery';
 import { Badge, Empty, ErrorNotice } from './states';
 
 type DeliveryView = Outputs['console']['eventDeliveries']['data'];
@@ -195,6 +195,8 @@ function DeliveryDetails({ deliveries, undelivered, subscriptions }: { deliverie
               </a>
               {d.kind === 'replay' && <span className="muted"> (replay)</span>}
               {d.state === 'dead_lettered' && <strong className="danger"> Dead letter: {deadLetterReason(d.failure_reason)}</strong>}
+              {d.state === 'pending' && d.failure_reason === 'no_active_key' && <strong className="warn-text"> Held: {HELD_TEXT}</strong>}
+              {d.state === 'cancelled' && <span className="muted"> · cancelled: {cancelReason(d.failure_reason)}</span>}
               {d.state === 'pending' && d.next_attempt_at && <span className="muted"> · next attempt {formatTime(d.next_attempt_at)}</span>}
             </p>
             {d.attempts.length === 0 ? (

@@ -12,7 +12,18 @@ type Attempt = WebhookDelivery['attempts'][number];
  * is an error, a delivery retrying after a failed attempt is a warning; only a delivery that has
  * not been attempted yet is routine pending work.
  */
-export function deliveryStatus(d: { state: string; attempts_made: number }): { label: string; tone: Tone } {
+/** A held delivery (failure_reason `no_active_key`): docs/webhooks.md § Held and cancelled deliveries. */
+export const HELD_TEXT = 'your API client has no active key in this environment; it resumes, from the attempt it had reached, once a key is active again';
+
+/** Why a cancelled delivery was not sent. */
+export function cancelReason(reason: string | null): string {
+  if (reason === 'program_revoked') return "the order's program was withdrawn from your API client before it was sent";
+  if (reason === 'subscription_disabled') return 'the endpoint was disabled before it was sent';
+  return reason ?? 'not sent';
+}
+
+export function deliveryStatus(d: { state: string; attempts_made: number; failure_reason?: string | null }): { label: string; tone: Tone } {
+  if (d.state === 'pending' && d.failure_reason === 'no_active_key') return { label: 'held', tone: 'warn' };
   switch (d.state) {
     case 'delivered':
       return { label: 'delivered', tone: 'good' };
@@ -95,7 +106,7 @@ export function AttemptDetail({ attempt }: { attempt: Attempt }) {
   );
 }
 
-export function DeliveryStatusBadge({ delivery }: { delivery: { state: string; attempts_made: number } }) {
+export function DeliveryStatusBadge({ delivery }: { delivery: { state: string; attempts_made: number; failure_reason?: string | null } }) {
   const status = deliveryStatus(delivery);
   return (
     <Badge tone={status.tone}>

@@ -194,7 +194,11 @@ export function LogEntryPage({ requestId }: { requestId: string }) {
               </dl>
             </article>
             {e.bodies_withheld ? (
-              <p className="note note-warn reason">The bodies are not shown: this key lacks the scope the route needs.</p>
+              <p className="note note-warn reason">
+                {e.bodies_withheld_reason === 'order_not_readable'
+                  ? "The bodies are not shown: the request was about an order your API client may no longer read (its program was withdrawn), so the log withholds it as the API does."
+                  : 'The bodies are not shown: this key lacks the scope the route needs.'}
+              </p>
             ) : (
               <>
                 <Body title="Request body" value={e.request_body} empty="No body (the route takes none, or none was sent)." />

@@ -4,7 +4,7 @@ import { useEffect, useId, useState } from 'react';
 import { useCapability } from '../capabilities';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
-import { AttemptDetail, DeliveryStatusBadge, type WebhookDelivery } from '../components/WebhookDelivery';
+import { AttemptDetail, cancelReason, DeliveryStatusBadge, HELD_TEXT, type WebhookDelivery } from '../components/WebhookDelivery';
 import { formatTime, relativeTime } from '../format';
 import { useLatestCall } from '../inspector/call-log';
 import { href } from '../routing';
@@ -275,6 +275,8 @@ function DeliveryRow({ delivery: d, onChanged }: { delivery: WebhookDelivery; on
         )}
       </div>
       {d.failure_reason && failed && <p className="small danger">Dead letter: {d.failure_reason === 'exhausted' ? 'every attempt failed' : d.failure_reason === 'permanent' ? 'a permanent failure, not retried' : d.failure_reason}</p>}
+      {d.state === 'pending' && d.failure_reason === 'no_active_key' && <p className="small warn-text">Held: {HELD_TEXT}.</p>}
+      {d.state === 'cancelled' && <p className="small muted">Not sent: {cancelReason(d.failure_reason)}.</p>}
       {resend.isSuccess && <p className="small note-inline">Resent as a new delivery (at the top of the log).</p>}
       {[resend, retry].map((m, i) => m.isError && <p key={i} className="form-error small">{describeError(m.error).message}</p>)}
       {open && (

@@ -70,6 +70,8 @@ const configSchema = z.object({
   // slow endpoints hold no more of the capacity others need than this. At most 8, as before.
   PARTNER_WEBHOOK_CLIENT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(8),
   PARTNER_WEBHOOK_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).max(60).default(2),
+  // How often a worker looks for held deliveries (client without an active key) whose client has a key again.
+  PARTNER_WEBHOOK_HELD_RECHECK_SECONDS: z.coerce.number().min(0.2).max(3600).default(30),
   // Base64 of 32 random bytes; without it, one is generated once into the data folder.
   PARTNER_ENCRYPTION_KEY: z
     .string()

@@ -3,6 +3,7 @@ import { sqlOf, type events, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 import { actionRequiredCodes, partnerActionFor } from '../exceptions/resolution';
 import { PartnerError } from '../http/errors';
+import { lockGrantedPrograms } from '../programs/programs';
 import { EVENT_PAYLOAD_VERSION } from '../versions';
 import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
 
@@ -63,8 +64,9 @@ const streamBusy = () =>
  * queueing (its capacity, not an outage): 429 with Retry-After, never 503.
  */
 export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, stream: Stream, given: EventDraft[]): Promise<PartnerEvent[]> {
-  if (given.length === 0) return [];
-  const drafts = await withPartnerActions(tx, given);
+  const visible = await ofGrantedPrograms(tx, stream, given);
+  if (visible.length === 0) return [];
+  const drafts = await withPartnerActions(tx, visible);
   const unnumbered = drafts.map((draft) => ({
     id: randomUUID(),
     clientId: stream.clientId,
@@ -116,6 +118,20 @@ export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, 
   // On a schema without the deferred check, the outbox follows the events it references.
   if (!outboxFirst) await outbox.write(tx, stream, outboxEvents);
   return appended;
+}
+
+/**
+ * Only events the stream's client may still see: an event of a program whose grant was withdrawn
+ * (`admin programs revoke`) is about an order that answers 404 to the client, so it is neither
+ * appended nor delivered — before numbering, so it spends no sequence and the stream stays dense.
+ * The grants stay locked (FOR KEY SHARE) until commit: a revoke waits for this append, or is seen
+ * by it. Events suppressed while a program is revoked are not replayed when it is granted again.
+ */
+async function ofGrantedPrograms(tx: Transaction, stream: Stream, drafts: EventDraft[]): Promise<EventDraft[]> {
+  const programIds = drafts.flatMap((draft) => (draft.programId ? [draft.programId] : []));
+  if (programIds.length === 0) return drafts;
+  const granted = await lockGrantedPrograms(tx, stream.clientId, stream.environment, programIds);
+  return granted.size === new Set(programIds).size ? drafts : drafts.filter((draft) => !draft.programId || granted.has(draft.programId));
 }
 
 /**

@@ -13,7 +13,7 @@ import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-
  */
 
 /** Outcomes of one delivery job: the verdicts of process-delivery.ts, or `released` when the attempt could not finish. */
-export type DeliveryAttemptOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due' | 'released';
+export type DeliveryAttemptOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'held' | 'not_due' | 'released';
 
 /** Per process, in prom-client's default registry: a worker running inside another process (npm start) shows up there too. */
 export const deliveryAttempts = new Counter({

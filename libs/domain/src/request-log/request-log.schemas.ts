@@ -31,7 +31,14 @@ export const requestLogDetailSchema = requestLogEntrySchema
   .extend({
     request_body: z.unknown().nullable().meta({ description: 'The JSON body sent, through the route\'s allow-list and cut past 8 KB; null when none. Only ids, enums, numbers, booleans and timestamps are kept as sent; any other value (your text, unknown fields) is `{"$redacted": "string" | "object" | "array" | "number" | "boolean", "length"?}` (docs/request-log.md).' }),
     response_body: z.unknown().nullable().meta({ description: 'The JSON body answered, through the same allow-list (results and FHIR bundles as shape only; an error\'s sentences with anything you sent blanked) and cut past 8 KB.' }),
-    bodies_withheld: z.boolean().meta({ description: 'True when the key reading the log lacks the scope the route needs: its bodies are not shown.' }),
+    bodies_withheld: z.boolean().meta({ description: 'True when the bodies are not shown: see `bodies_withheld_reason`.' }),
+    bodies_withheld_reason: z
+      .enum(['missing_scope', 'order_not_readable'])
+      .nullable()
+      .meta({
+        description:
+          'Why the bodies are withheld, null when they are shown: `missing_scope` — the key reading the log lacks the scope the route needs; `order_not_readable` — the request was about an order this API client may no longer read (its program was withdrawn), which every read of that order answers 404.',
+      }),
   })
   .meta({ id: 'RequestLogDetail' });
 export type RequestLogDetail = z.infer<typeof requestLogDetailSchema>;

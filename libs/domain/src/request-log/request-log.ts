@@ -1,8 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
-import { and, desc, eq, gt, gte, lt, sql as sqlText, type SQL } from 'drizzle-orm';
-import { detachPartition, listPartitions, sandboxRequestLog, type Database, type Sql } from '@lop/db';
+import { and, desc, eq, gt, gte, inArray, lt, not, sql as sqlText, type SQL } from 'drizzle-orm';
+import { detachPartition, listPartitions, orders, sandboxRequestLog, type Database, type Sql } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { PartnerError } from '../http/errors';
+import { orderProgramGranted } from '../programs/programs';
 import type { DataProtector } from '../security/protector';
 import { REQUEST_LOG_RETENTION_DAYS } from './record';
 import type { RequestLogDetail, RequestLogEntry, RequestLogPage } from './request-log.schemas';
@@ -133,8 +134,44 @@ export async function getRequestLogEntry(db: Database, caller: Caller, requestId
     .orderBy(desc(sandboxRequestLog.id))
     .limit(1);
   if (!row) throw new PartnerError('not_found', 'No logged request with this request_id for this API client in the last 7 days.');
-  const withheld = row.scope !== null && !caller.scopes.has(row.scope as never);
-  return { ...entryOf(row), request_body: withheld ? null : (row.requestBody ?? null), response_body: withheld ? null : (row.responseBody ?? null), bodies_withheld: withheld };
+  const reason =
+    row.scope !== null && !caller.scopes.has(row.scope as never) ? 'missing_scope' : (await mentionsUnreadableOrder(db, caller, row)) ? 'order_not_readable' : null;
+  const withheld = reason !== null;
+  return {
+    ...entryOf(row),
+    request_body: withheld ? null : (row.requestBody ?? null),
+    response_body: withheld ? null : (row.responseBody ?? null),
+    bodies_withheld: withheld,
+    bodies_withheld_reason: reason,
+  };
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * Whether the entry's bodies are about an order of the caller that the caller may no longer read
+ * (its program withdrawn: the order reads' own rule, orderProgramGranted): the log must not keep
+ * serving what GET order answers 404 for. Paths are not stored, so the order is found by its id in
+ * the stored bodies — every order route's bodies carry it (order_id in the order, its results,
+ * report and exceptions; the FHIR bundle's references) — whichever field or depth it is in.
+ */
+async function mentionsUnreadableOrder(db: Database, caller: Caller, row: Row): Promise<boolean> {
+  const ids = [...new Set(`${JSON.stringify(row.requestBody ?? null)} ${JSON.stringify(row.responseBody ?? null)}`.toLowerCase().match(UUID) ?? [])];
+  if (ids.length === 0) return false;
+  const [found] = await db
+    .select({ id: orders.id })
+    .from(orders)
+    .where(
+      and(
+        inArray(orders.id, ids),
+        eq(orders.laboratoryId, caller.laboratoryId),
+        eq(orders.clientId, caller.clientId),
+        eq(orders.environment, caller.environment),
+        not(orderProgramGranted()),
+      ),
+    )
+    .limit(1);
+  return found !== undefined;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type WebhookDeliveryState,
 } from '@lop/db';
 import type { Tenant } from '../auth/authenticate';
+import { grantsOf } from '../programs/programs';
 import type { OutboxEvent, Stream } from '../events/append';
 import type { AttemptReport } from './delivery-attempt';
 import type { DeliveryQueue, EnqueueRequest } from './delivery-queue';
@@ -401,10 +402,22 @@ export async function insertRecoveryReplays(
  * Cancels pending deliveries (one, or every one of a subscription): their subscription was
  * disabled. Returns the ids cancelled.
  */
-export async function cancelPendingDeliveries(db: Database | Transaction, which: { deliveryId: string } | { subscriptionId: string }, at: Date): Promise<string[]> {
+/**
+ * Why a pending delivery was cancelled (failure_reason): its subscription was disabled, or the
+ * program of its event's order was withdrawn from the client (`admin programs revoke`) before it
+ * was sent. Cancelled is final: granting the program again does not send it.
+ */
+export type CancelReason = 'subscription_disabled' | 'program_revoked';
+
+export async function cancelPendingDeliveries(
+  db: Database | Transaction,
+  which: { deliveryId: string } | { subscriptionId: string },
+  at: Date,
+  reason: CancelReason = 'subscription_disabled',
+): Promise<string[]> {
   const rows = await db
     .update(webhookDeliveries)
-    .set({ state: CANCELLED, failureReason: 'subscription_disabled', nextAttemptAt: null, completedAt: at })
+    .set({ state: CANCELLED, failureReason: reason, nextAttemptAt: null, completedAt: at })
     .where(
       and(
         'deliveryId' in which ? eq(webhookDeliveries.id, which.deliveryId) : eq(webhookDeliveries.subscriptionId, which.subscriptionId),
@@ -413,6 +426,57 @@ export async function cancelPendingDeliveries(db: Database | Transaction, which:
     )
     .returning({ id: webhookDeliveries.id });
   return rows.map((row) => row.id);
+}
+
+/**
+ * A held delivery: pending, with this failure_reason, and no job. Its subscription's client has no
+ * active key left in the subscription's environment (spec: a subscription needs one), so nothing
+ * is sent and no attempt is spent while it waits; resumeHeldDeliveries gives it its next job once
+ * a key is active again. Kept in failure_reason (the column every delivery view shows) rather than
+ * a new state: the delivery is still pending, exactly where its retry schedule left it.
+ */
+export const HELD_NO_ACTIVE_KEY = 'no_active_key';
+/**
+ * An API key that authenticates now (auth/authenticate.ts's rule): not revoked, not expired, its
+ * client not disabled. Against api_keys as `k`; one text for the batch's access and the resume pass.
+ */
+const ACTIVE_KEY_SQL = `k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) and exists (select 1 from api_clients c where c.id = k.client_id and c.status = 'active')`;
+
+/** Holds a pending delivery whose attempt `attemptsMade + 1` was due; false if it moved on meanwhile. */
+export async function holdDelivery(db: Database, deliveryId: string, attemptsMade: number): Promise<boolean> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ failureReason: HELD_NO_ACTIVE_KEY, nextAttemptAt: null })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.state, PENDING), eq(webhookDeliveries.attemptsMade, attemptsMade)))
+    .returning({ id: webhookDeliveries.id });
+  return rows.length > 0;
+}
+
+/**
+ * Held deliveries whose client has an active key again go on: each is released and gets the job
+ * of its next attempt, in one transaction (a crash leaves it held, never released without a job).
+ * SKIP LOCKED: every worker runs this pass, and a delivery is resumed once. Returns how many.
+ */
+export async function resumeHeldDeliveries(db: Database, queue: DeliveryQueue, limit = 500): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await sqlOf(tx)<{ id: string; attempts_made: number; environment: 'sandbox' | 'production'; client_id: string }[]>`
+      with ready as (
+        select d.id, d.created_at from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
+        where d.state = 'pending' and d.failure_reason = ${HELD_NO_ACTIVE_KEY}
+          and exists (select 1 from api_keys k where k.client_id = s.client_id and k.environment = s.environment and ${sqlOf(tx).unsafe(ACTIVE_KEY_SQL)})
+        limit ${limit} for update of d skip locked)
+      update webhook_deliveries d set failure_reason = null
+      from ready, webhook_subscriptions s
+      where d.id = ready.id and d.created_at = ready.created_at and s.id = d.subscription_id
+      returning d.id, d.attempts_made, s.environment, s.client_id`;
+    if (rows.length > 0) {
+      await queue.enqueue(
+        tx,
+        rows.map((r) => ({ delivery_id: r.id, attempt: r.attempts_made + 1, environment: r.environment, clientId: r.client_id })),
+      );
+    }
+    return rows.length;
+  });
 }
 
 /** "Retry now": a pending delivery still at `attemptsMade` becomes due now. False if it moved on meanwhile. */
@@ -454,6 +518,34 @@ export type LoadedDelivery = Awaited<ReturnType<ReturnType<typeof deliveriesById
 export async function loadDeliveries(db: Database, deliveryIds: string[]): Promise<Map<string, LoadedDelivery>> {
   const rows = await deliveriesByIds(db).execute({ ids: [...new Set(deliveryIds)] });
   return new Map(rows.map((row) => [row.delivery.id, row]));
+}
+
+/** Whether a loaded delivery may be sent now (revocation, issue 33). */
+export interface DeliveryAccess {
+  /** Spec: a subscription needs an active key in its environment; without one its deliveries are held. */
+  keyActive(subscription: LoadedDelivery['subscription']): boolean;
+  /** The event's order is still readable by the subscription's client (the order reads' grant rule); otherwise it is cancelled, never sent. */
+  programGranted(row: LoadedDelivery): boolean;
+}
+
+/**
+ * The access of a batch's clients, in two small queries beside the batch load (not inside its
+ * prepared statement, whose plan stays the one measured): which have an active key in which
+ * environment, and which programs they are granted (programs.ts, grantsOf).
+ */
+export async function deliveryAccess(db: Database, rows: LoadedDelivery[]): Promise<DeliveryAccess> {
+  const clientIds = [...new Set(rows.map((row) => row.subscription.clientId))];
+  if (clientIds.length === 0) return { keyActive: () => false, programGranted: () => false };
+  const [keyed, granted] = await Promise.all([
+    sqlOf(db)<{ client_id: string; environment: string }[]>`
+      select distinct k.client_id, k.environment from api_keys k where k.client_id = any(${clientIds}::uuid[]) and ${sqlOf(db).unsafe(ACTIVE_KEY_SQL)}`,
+    grantsOf(db, clientIds),
+  ]);
+  const active = new Set(keyed.map((k) => `${k.client_id}:${k.environment}`));
+  return {
+    keyActive: (subscription) => active.has(`${subscription.clientId}:${subscription.environment}`),
+    programGranted: ({ subscription, event }) => !event?.programId || granted.has(subscription.clientId, event.programId, subscription.environment),
+  };
 }
 
 export async function deliveryById(db: Database | Transaction, deliveryId: string): Promise<DeliveryRow | undefined> {
@@ -597,7 +689,7 @@ export async function readDeliveryBacklog(sql: Sql): Promise<DeliveryBacklog> {
     select count(*) filter (where coalesce(next_attempt_at, created_at) <= now())::int as due,
            count(*) filter (where next_attempt_at > now())::int as scheduled,
            coalesce(extract(epoch from now() - min(coalesce(next_attempt_at, created_at)) filter (where coalesce(next_attempt_at, created_at) <= now())), 0)::float8 as oldest_due_seconds
-    from webhook_deliveries where state = 'pending'`;
+    from webhook_deliveries where state = 'pending' and failure_reason is distinct from ${HELD_NO_ACTIVE_KEY}`;
   return { due: row.due, scheduled: row.scheduled, oldestDueSeconds: row.oldest_due_seconds };
 }
 

@@ -5,7 +5,7 @@ import { toPartnerEvent } from '../events/append';
 import type { DataProtector } from '../security/protector';
 import { traceparentContext, withSpan } from '../telemetry/tracing';
 import { directRecorder, type AttemptRecorder } from './attempt-recorder';
-import { attemptInFlight, cancelPendingDeliveries, loadDeliveries, verdictOf, type LoadedDelivery } from './delivery-store';
+import { attemptInFlight, cancelPendingDeliveries, deliveryAccess, holdDelivery, loadDeliveries, verdictOf, type DeliveryAccess, type LoadedDelivery } from './delivery-store';
 import { AttemptInterruptedError, attemptDelivery, AttemptNotStartedError, systemClock, type AttemptOptions, type AttemptReport } from './delivery-attempt';
 import type { DeliveryJob, DeliveryQueue, EnqueueRequest } from './delivery-queue';
 import { decideNext, maxAttempts, type Decision, type RetryPolicy } from './retry-policy';
@@ -30,7 +30,7 @@ export interface DeliveryProcessor {
   recorder?: AttemptRecorder;
 }
 
-export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'not_due';
+export type ProcessOutcome = 'delivered' | 'retry' | 'dead_lettered' | 'cancelled' | 'held' | 'not_due';
 
 export interface DeliveryBatchJob {
   data: DeliveryJob;
@@ -64,8 +64,10 @@ async function processBatch(
   onSettled?: (index: number, result: PromiseSettledResult<ProcessOutcome>) => void,
 ): Promise<PromiseSettledResult<ProcessOutcome>[]> {
   let loaded: Map<string, LoadedDelivery>;
+  let access: DeliveryAccess;
   try {
     loaded = await withSpan('webhooks.load_deliveries', {}, () => loadDeliveries(processor.db, jobs.map((job) => job.data.delivery_id)));
+    access = await deliveryAccess(processor.db, [...loaded.values()]);
   } catch (error) {
     const results = jobs.map((): PromiseSettledResult<ProcessOutcome> => ({ status: 'rejected', reason: error }));
     results.forEach((result, i) => onSettled?.(i, result));
@@ -84,7 +86,7 @@ async function processBatch(
   const batchLink: Link = { context: batch.spanContext() };
   return Promise.all(
     jobs.map((job, i) =>
-      processLoaded(processor, job.data, loaded.get(job.data.delivery_id), secretOf, batchLink, job.signal).then(
+      processLoaded(processor, job.data, loaded.get(job.data.delivery_id), access, secretOf, batchLink, job.signal).then(
         (value): PromiseSettledResult<ProcessOutcome> => settle(i, { status: 'fulfilled', value }),
         (reason: unknown): PromiseSettledResult<ProcessOutcome> => settle(i, { status: 'rejected', reason }),
       ),
@@ -112,6 +114,7 @@ async function processLoaded(
   processor: DeliveryProcessor & { recorder: AttemptRecorder },
   job: DeliveryJob,
   row: LoadedDelivery | undefined,
+  access: DeliveryAccess,
   secretOf: (subscription: LoadedDelivery['subscription']) => string,
   batchLink: Link,
   signal?: AbortSignal,
@@ -125,6 +128,17 @@ async function processLoaded(
   if (subscription.status !== 'active') {
     await cancelPendingDeliveries(db, { deliveryId: delivery.id }, new Date(clock()));
     return 'cancelled';
+  }
+  // Checked when an attempt is due, not when it was queued (an attempt claimed by an interrupted
+  // run is finished first, as runAttempt says). The order's program withdrawn from the client: its
+  // orders answer 404, so the event is not sent, now or after a re-grant.
+  if (delivery.attemptsMade === job.attempt - 1 && !access.programGranted(row)) {
+    await cancelPendingDeliveries(db, { deliveryId: delivery.id }, new Date(clock()), 'program_revoked');
+    return 'cancelled';
+  }
+  // No active key left in the environment: held, without a job, until resumeHeldDeliveries sees a key again.
+  if (delivery.attemptsMade === job.attempt - 1 && !access.keyActive(subscription)) {
+    return (await holdDelivery(db, delivery.id, delivery.attemptsMade)) ? 'held' : 'not_due';
   }
 
   const requestContext = traceparentContext(delivery.traceparent);

@@ -14,6 +14,8 @@ export interface WebhookSettings {
   concurrency: number;
   /** Attempts one API client is entitled to in flight per environment and worker process while others wait; also the reserve borrowing leaves. */
   clientConcurrency: number;
+  /** Seconds between a worker's passes over held deliveries (resumeHeldDeliveries). */
+  heldRecheckSeconds: number;
 }
 
 /**
@@ -32,6 +34,7 @@ export function webhookSettings(config: Config, databaseUrl?: string): WebhookSe
     destination: { allowLoopback: config.PARTNER_WEBHOOKS_ALLOW_LOOPBACK, servicePorts: servicePorts(config, databaseUrl) },
     concurrency: config.PARTNER_WEBHOOK_CONCURRENCY,
     clientConcurrency: config.PARTNER_WEBHOOK_CLIENT_CONCURRENCY,
+    heldRecheckSeconds: config.PARTNER_WEBHOOK_HELD_RECHECK_SECONDS,
   };
 }
 
