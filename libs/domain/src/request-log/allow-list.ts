@@ -50,7 +50,7 @@ export interface RouteBodies {
   keep?: readonly string[];
   /** Response paths never kept, though their type could be (a boolean that says something clinical). */
   redact?: readonly string[];
-  /** `shape`: the successful response is kept as its shape only, every value redacted (clinical content). */
+  /** `shape`: the successful response is kept as its shape only, every value but the service's ids redacted (clinical content). */
   response?: 'shape';
 }
 
@@ -115,13 +115,18 @@ function safeLeaf(schema: unknown, value: unknown): boolean {
   }
 }
 
+const isServiceId = (schema: unknown) => {
+  const def = defOf(schema);
+  return def?.type === 'string' && (def.format === 'uuid' || def.format === 'guid');
+};
+
 /** `a.b[].c` for the value at a path; `*` stands for any key of a record. */
 const joinPath = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
 
 interface Walk {
   keep: ReadonlySet<string>;
   redact: ReadonlySet<string>;
-  /** Every value redacted, the known fields' names kept (a response kept as shape only). */
+  /** Every value but the service's ids redacted, the known fields' names kept (a response kept as shape only). */
   shapeOnly: boolean;
 }
 
@@ -164,7 +169,9 @@ function filterValue(value: unknown, schema: unknown, path: string, walk: Walk):
       return option ? filterValue(value, option, path, walk) : redactedShape(value);
     }
     default:
-      return !walk.shapeOnly && safeLeaf(inner, value) ? value : redactedShape(value);
+      // Shape only still keeps the service's ids: they say which order an entry is about, so a
+      // withdrawn program's entries can be withheld (request-log.ts), and they are nobody's text.
+      return safeLeaf(inner, value) && (!walk.shapeOnly || isServiceId(inner)) ? value : redactedShape(value);
   }
 }
 

@@ -38,7 +38,8 @@ const OVERRIDES: Readonly<Record<string, Overrides>> = {
   // Results are clinical (observation values, interpretations, the FHIR bundle): shape only.
   'GET /v1/orders/{orderId}/results': { response: 'shape' },
   'GET /v1/orders/{orderId}/results/{resultId}': { response: 'shape' },
-  'GET /v1/orders/{orderId}/results/{resultId}/fhir': { response: 'shape' },
+  // The bundle's order reference (basedOn) is the service's order id: kept, so the entry can be withheld when that order is withdrawn.
+  'GET /v1/orders/{orderId}/results/{resultId}/fhir': { response: 'shape', keep: ['entry[].resource.basedOn[].identifier.value'] },
   'GET /v1/orders/{orderId}/results/{resultId}/report': { keep: ['data.retrieval_path'] },
   'GET /v1/orders/{orderId}/results/{resultId}/report/document': { response: 'shape' },
   // An event carries identifiers and coarse state (events.schemas.ts): the service's own strings of it are kept; whether a result is critical is not.
