@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestLogBodies } from '../routers/request-log-bodies';
-import { allowListedBodies, NO_BODIES, redactedShape, sentStrings } from './allow-list';
+import { allowListedBodies, NO_BODIES, sentStrings } from './allow-list';
 
 const PROGRAM = '00000000-0000-4000-8000-000000000001';
 const ORDER = '00000000-0000-4000-8000-000000000003';
