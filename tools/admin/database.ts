@@ -1,8 +1,10 @@
-import { connectDatabase, locateDatabase, prepareSchema, type Database, type DatabaseLocation } from '@lop/db';
+import { connectDatabase, locateDatabase, prepareSchema, type Database, type DatabaseLocation, type Sql } from '@lop/db';
 import { attachDeliveryQueue, lazyDeliveryQueue, loadConfig, webhookSettings, type DeliveryQueue } from '@lop/domain';
 
 export interface AdminSession {
   databaseUrl: string;
+  /** The same connection as `db`, for plain SQL (the audit trail's reads). */
+  sql: Sql;
   /** pg-boss for webhook jobs, started only when a command needs it. */
   deliveryQueue: () => Promise<DeliveryQueue>;
 }
@@ -23,7 +25,7 @@ export async function withDatabase<T>(work: (db: Database, session: AdminSession
     const webhooks = lazyDeliveryQueue({ databaseUrl: location.url, settings: webhookSettings(config).queue, role: 'sender', applicationName: 'admin-cli-webhooks' });
     const detach = attachDeliveryQueue(webhooks.get);
     try {
-      return await work(connection.db, { databaseUrl: location.url, deliveryQueue: webhooks.get });
+      return await work(connection.db, { databaseUrl: location.url, sql: connection.sql, deliveryQueue: webhooks.get });
     } finally {
       detach();
       await webhooks.close();

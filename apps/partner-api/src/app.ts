@@ -10,6 +10,7 @@ import {
   PARTNER_BASE_PATH,
   PartnerError,
   partnerRouter,
+  ReadAuditWriter,
   StreamWriteGate,
   type Config,
   type DataProtector,
@@ -33,7 +34,7 @@ import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS' | 'PARTNER_CLIENT_WRITE_CONCURRENCY'>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS' | 'PARTNER_CLIENT_WRITE_CONCURRENCY'> & Partial<Pick<Config, 'PARTNER_BENCH_UNAUDITED_READS'>>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -81,6 +82,9 @@ export function createApp({ database, config, logger, protector, consoleDir, met
 
   const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
+  // Audit records of reads go to the primary (database), whichever pool answers the read.
+  const audit = new ReadAuditWriter(database.db, { disabled: config.PARTNER_BENCH_UNAUDITED_READS === true });
+  if (audit.disabled) logger.warn('PARTNER_BENCH_UNAUDITED_READS is set: reads are NOT audited (bench only, never in production)');
   const identifiedHolder = requestLog ? requestLogCapture(requestLog) : undefined;
   // One context for both doors: the core's guard (libs/domain/src/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
@@ -93,6 +97,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     authorization: req.headers.authorization,
     headers: req.headers,
     protector,
+    audit,
     webhooks,
     idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
     writeGate,

@@ -9,3 +9,4 @@ export * from './webhooks';
 export * from './sandbox';
 export * from './reports';
 export * from './request-log';
+export * from './audit';

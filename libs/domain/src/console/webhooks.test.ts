@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { ReadAuditWriter } from '../audit/read-audit';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq, sql } from 'drizzle-orm';
@@ -55,6 +56,7 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
+    audit: new ReadAuditWriter(db),
     webhooks,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
     identified: {},

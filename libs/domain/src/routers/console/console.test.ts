@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { ReadAuditWriter } from '../../audit/read-audit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { orders, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
@@ -30,6 +31,7 @@ function callerFor(key: string) {
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
+    audit: new ReadAuditWriter(db),
     writeGate: new StreamWriteGate({ concurrency: 2 }),
     identified: {},
     response: { headers: {} },

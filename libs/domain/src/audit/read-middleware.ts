@@ -1,0 +1,55 @@
+import { errorBodyFor } from '../http/error-response';
+import { PartnerError } from '../http/errors';
+import type { RequestContext } from '../context';
+import type { ProcedureMeta } from '../trpc';
+
+type Outcome = { ok: true } | { ok: false; error: unknown };
+
+function inputText(input: unknown, field: string | undefined): string | null {
+  if (!field || !input || typeof input !== 'object') return null;
+  const value = (input as Record<string, unknown>)[field];
+  return typeof value === 'string' ? value : null;
+}
+
+/**
+ * Writes the audit record of one answered read and resolves once it is committed. A call whose key
+ * was not recognised (401: no key, unknown or revoked key) has nobody to attribute it to and is
+ * not recorded (the access log has it); every other answer is, refusals included (403, 404, 429,
+ * 400), with the status it was answered with: probing is what an auditor looks for.
+ */
+export async function auditRead(
+  ctx: RequestContext,
+  meta: ProcedureMeta,
+  path: string,
+  getRawInput: () => Promise<unknown>,
+  outcome: Outcome,
+): Promise<void> {
+  const caller = ctx.identified.caller;
+  if (!caller || !meta.audit) return;
+  const input = await getRawInput().catch(() => undefined);
+  const status = outcome.ok ? (ctx.response.status ?? meta.successStatus ?? 200) : errorBodyFor(outcome.error, ctx.requestId, []).status;
+  const details = meta.audit.details?.length
+    ? Object.fromEntries(meta.audit.details.map((field) => [field, inputText(input, field)]).filter(([, v]) => v !== null))
+    : null;
+  await ctx.audit.record({
+    kind: 'read',
+    laboratoryId: caller.laboratoryId,
+    clientId: caller.clientId,
+    environment: caller.environment,
+    keyId: caller.keyId,
+    actor: `key:${caller.keyPrefix}`,
+    action: path,
+    door: ctx.door,
+    route: meta.openapi ? `${meta.openapi.method} ${meta.openapi.path}` : null,
+    status,
+    requestId: ctx.requestId,
+    orderId: inputText(input, meta.audit.orderId),
+    resourceId: inputText(input, meta.audit.resourceId),
+    details: details && Object.keys(details).length > 0 ? (details as Record<string, string>) : null,
+  });
+}
+
+/** A read whose record could not be written is not answered with data: 503, as any unavailable database. */
+export function auditUnavailable(cause: unknown): PartnerError {
+  return new PartnerError('unavailable', 'The service is temporarily unavailable; retry shortly.', { headers: { 'Retry-After': '5' }, cause });
+}
