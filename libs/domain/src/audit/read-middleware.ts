@@ -27,7 +27,9 @@ export async function auditRead(
   const caller = ctx.identified.caller;
   if (!caller || !meta.audit) return;
   const input = await getRawInput().catch(() => undefined);
-  const status = outcome.ok ? (ctx.response.status ?? meta.successStatus ?? 200) : errorBodyFor(outcome.error, ctx.requestId, []).status;
+  // The status as the door answers it: REST makes a malformed path id a 404, the console's door a 400.
+  const pathParams = ctx.door === 'rest' && meta.openapi ? [...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]) : [];
+  const status = outcome.ok ? (ctx.response.status ?? meta.successStatus ?? 200) : errorBodyFor(outcome.error, ctx.requestId, pathParams).status;
   const details = meta.audit.details?.length
     ? Object.fromEntries(meta.audit.details.map((field) => [field, inputText(input, field)]).filter(([, v]) => v !== null))
     : null;
