@@ -45,7 +45,7 @@ export async function sealAuditTrail(sql: Sql, options: { marginSeconds: number;
       if (!locked) return -1;
       const rows = await tx<{ id: string; ms: string; content_hash: Buffer }[]>`
         select id, (extract(epoch from recorded_at) * 1000)::bigint as ms, content_hash from audit_records
-        where seal_seq is null and recorded_at < ${cutoff}
+        where seal_seq is null and recorded_at < ${cutoff.toISOString()}
         order by recorded_at, id limit ${batch}`;
       if (rows.length === 0) return 0;
       const byPeriod = new Map<string, { id: string; ms: string; content_hash: Buffer }[]>();
@@ -74,7 +74,7 @@ export async function sealAuditTrail(sql: Sql, options: { marginSeconds: number;
         await tx`
           update audit_records a set seal_seq = v.position, chain_hash = decode(v.chain, 'hex')
           from unnest(${ids}::bigint[], ${positions}::bigint[], ${chains}::text[]) as v(id, position, chain)
-          where a.id = v.id and a.recorded_at >= ${from} and a.recorded_at < ${to} and a.seal_seq is null`;
+          where a.id = v.id and a.recorded_at >= ${from.toISOString()} and a.recorded_at < ${to.toISOString()} and a.seal_seq is null`;
         await tx`
           insert into audit_chain_heads (period, sealed_count, head_hash, sealed_at)
           values (${period}, ${position}, ${previous}, now())
@@ -218,7 +218,7 @@ export async function verifyAuditTrail(sql: Sql, options: { marginSeconds: numbe
   }
   const now = options.now ?? new Date();
   const [{ unsealed, overdue }] = await sql<{ unsealed: number; overdue: number }[]>`
-    select count(*)::int as unsealed, count(*) filter (where recorded_at < ${new Date(now.getTime() - 2 * options.marginSeconds * 1000)})::int as overdue
+    select count(*)::int as unsealed, count(*) filter (where recorded_at < ${new Date(now.getTime() - 2 * options.marginSeconds * 1000).toISOString()})::int as overdue
     from audit_records where seal_seq is null`;
   return { ok: problems.length === 0, periods: report, checked, unsealed, overdue, problems };
 }
