@@ -28,7 +28,7 @@ function consoleOf(partner: Partner) {
     authorization: `Bearer ${partner.key}`,
     headers: {},
     protector: testProtector(),
-    audit: new ReadAuditWriter(database.db),
+    audit: new ReadAuditWriter(database.sql),
     identified: {},
     response: { headers: {} },
   };

@@ -34,7 +34,7 @@ import { logIfUnexpected, sendError } from './http/send-error';
 
 export interface AppDependencies {
   database: DatabaseConnection;
-  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS' | 'PARTNER_CLIENT_WRITE_CONCURRENCY'> & Partial<Pick<Config, 'PARTNER_BENCH_UNAUDITED_READS'>>;
+  config: Pick<Config, 'PARTNER_SANDBOX_BASE_URL' | 'PARTNER_PRODUCTION_BASE_URL' | 'PARTNER_CREATE_ORDER_RATE_LIMIT' | 'PARTNER_WEBHOOK_OPERATION_RATE_LIMIT' | 'PARTNER_IDEMPOTENCY_WAIT_SECONDS' | 'PARTNER_CLIENT_WRITE_CONCURRENCY'>;
   logger: Logger;
   protector: DataProtector;
   /** Folder of the built sandbox console, served at /console when present. */
@@ -47,6 +47,8 @@ export interface AppDependencies {
   requestLog?: RequestLogWriter;
   /** Read replicas (DATABASE_READ_URL) for the replica-safe reads; none: the primary answers everything. */
   replicas?: ReplicaSet;
+  /** Where audited reads are recorded, on the primary (main.ts gives it a pool of its own); default: on `database`. */
+  audit?: ReadAuditWriter;
 }
 
 /**
@@ -72,7 +74,7 @@ function refuseBatches(req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
-export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas, audit: auditWriter }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -82,9 +84,8 @@ export function createApp({ database, config, logger, protector, consoleDir, met
 
   const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
-  // Audit records of reads go to the primary (database), whichever pool answers the read.
-  const audit = new ReadAuditWriter(database.db, { disabled: config.PARTNER_BENCH_UNAUDITED_READS === true });
-  if (audit.disabled) logger.warn('PARTNER_BENCH_UNAUDITED_READS is set: reads are NOT audited (bench only, never in production)');
+  // Audit records of reads go to the primary, whichever pool answers the read.
+  const audit = auditWriter ?? new ReadAuditWriter(database.sql);
   const identifiedHolder = requestLog ? requestLogCapture(requestLog) : undefined;
   // One context for both doors: the core's guard (libs/domain/src/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({

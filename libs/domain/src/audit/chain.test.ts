@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditRecords, connectDatabase, createTestDatabase, nextPeriod, periodStart, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { testDatabaseUrl } from '@lop/testing';
 import { ReadAuditWriter } from './read-audit';
 import { auditRow, contentHashOf, recordControlAction } from './record';
 import { rowOfStored, sealAuditTrail, STORED_COLUMNS, verifyAuditTrail } from './chain';
@@ -19,7 +18,7 @@ const clientId = randomUUID();
 const laboratoryId = randomUUID();
 
 async function writeReads(count: number, orderId = randomUUID()) {
-  const writer = new ReadAuditWriter(connection.db);
+  const writer = new ReadAuditWriter(connection.sql);
   await Promise.all(
     Array.from({ length: count }, (_, i) =>
       writer.record({ kind: 'read', laboratoryId, clientId, environment: 'production', keyId: randomUUID(), actor: 'key:lop_live_AbCd', action: 'orders.get', door: 'rest', route: 'GET /v1/orders/{orderId}', status: 200, requestId: `req_${i}_${randomUUID()}`, orderId }),
@@ -32,7 +31,7 @@ const sealNow = () => sealAuditTrail(connection.sql, { marginSeconds: 0, now: ne
 const verify = () => verifyAuditTrail(connection.sql, { marginSeconds: 600 });
 
 beforeAll(async () => {
-  database = await createTestDatabase(testDatabaseUrl(), 'audit_chain');
+  database = await createTestDatabase(inject('databaseUrl'), 'audit_chain');
   connection = connectDatabase(database.url, { max: 4 });
 });
 afterAll(async () => {

@@ -31,7 +31,7 @@ describe('webhook endpoint changes through the console', () => {
       authorization: `Bearer ${created.key}`,
       headers: {},
       protector: new DataProtector(randomBytes(32)),
-      audit: new ReadAuditWriter(db),
+      audit: new ReadAuditWriter(sql),
       webhooks: { destination: { allowLoopback: true, servicePorts: [] }, attemptTimeoutMs: 2_000 },
       writeGate: new StreamWriteGate({ concurrency: 2 }),
       identified: {},

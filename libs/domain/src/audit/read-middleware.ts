@@ -1,7 +1,23 @@
 import { errorBodyFor } from '../http/error-response';
 import { PartnerError } from '../http/errors';
-import type { RequestContext } from '../context';
-import type { ProcedureMeta } from '../trpc';
+import type { Caller } from '../auth/authenticate';
+import type { ReadAuditWriter } from './read-audit';
+
+/** What the audit needs of a procedure's meta (trpc.ts ProcedureMeta). */
+interface AuditedMeta {
+  audit?: { orderId: string; resourceId?: string; details?: string[] };
+  openapi?: { method: string; path: string };
+  successStatus?: number;
+}
+
+/** What the audit needs of the request context (context.ts RequestContext). */
+interface AuditedContext {
+  door: 'rest' | 'console';
+  requestId: string;
+  audit: ReadAuditWriter;
+  identified: { caller?: Caller };
+  response: { status?: number };
+}
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
@@ -18,8 +34,8 @@ function inputText(input: unknown, field: string | undefined): string | null {
  * 400), with the status it was answered with: probing is what an auditor looks for.
  */
 export async function auditRead(
-  ctx: RequestContext,
-  meta: ProcedureMeta,
+  ctx: AuditedContext,
+  meta: AuditedMeta,
   path: string,
   getRawInput: () => Promise<unknown>,
   outcome: Outcome,

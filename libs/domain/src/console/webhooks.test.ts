@@ -56,7 +56,7 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
-    audit: new ReadAuditWriter(db),
+    audit: new ReadAuditWriter(client),
     webhooks,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
     identified: {},

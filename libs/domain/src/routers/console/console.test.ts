@@ -31,7 +31,7 @@ function callerFor(key: string) {
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
-    audit: new ReadAuditWriter(db),
+    audit: new ReadAuditWriter(sql),
     writeGate: new StreamWriteGate({ concurrency: 2 }),
     identified: {},
     response: { headers: {} },
