@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { sql as sqlText } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { auditRecords, connectDatabase, createTestDatabase, nextPeriod, periodStart, type DatabaseConnection, type TestDatabase } from '@lop/db';
+import { auditRecords, connectDatabase, createTestDatabase, migrationsFolderOf, nextPeriod, runMigrations, periodStart, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { ReadAuditWriter } from './read-audit';
 import { auditRow, contentHashOf, recordControlAction } from './record';
 import { rowOfStored, sealAuditTrail, STORED_COLUMNS, verifyAuditTrail } from './chain';
@@ -153,5 +154,27 @@ describe('the audit trail hash chain', () => {
     expect((await connection.sql`select count(*)::int as n from audit_records`)[0].n).toBe(1);
     expect((await connection.sql`select period::text as period from audit_chain_heads`).map((r) => r.period)).toEqual([ahead.toISOString().slice(0, 10)]);
     expect((await verify()).ok).toBe(true);
+  });
+});
+
+describe('on the schema before the trail (0024), which this release also serves', () => {
+  it('answers reads unrecorded and lets control-plane actions commit, until the table exists', async () => {
+    const older = await createTestDatabase(inject('databaseUrl'), 'audit_before', { migrated: false });
+    const folder = await migrationsFolderOf({ upTo: '0024_partition_sandbox_request_log' });
+    const before = connectDatabase(older.url, { max: 2 });
+    try {
+      await runMigrations(older.url, { folder: folder.folder });
+      const writer = new ReadAuditWriter(before.sql);
+      await writer.record({ kind: 'read', actor: 'key:lop_test_AbCd', action: 'orders.get', door: 'rest', status: 200 });
+      expect(writer.counts).toMatchObject({ written: 0, beforeSchema: 1 });
+      await before.db.transaction(async (tx) => {
+        await recordControlAction(tx, { kind: 'operator', name: 'alice' }, { action: 'keys.revoke' });
+        await tx.execute(sqlText`select 1`);
+      });
+    } finally {
+      await before.close();
+      await folder.remove();
+      await older.drop();
+    }
   });
 });

@@ -25,6 +25,9 @@ export function auditRetentionStart(now: Date, retentionMonths: number): Date {
  * Partitions ahead are made with the other tables' (retention/partitioned-tables.ts).
  */
 export async function runAuditMaintenance(sql: Sql, settings: AuditMaintenanceSettings, now: Date = new Date()): Promise<{ sealed: number; dropped: string[] }> {
+  // The schema before 0025 (a worker of this release started before the migration): nothing yet.
+  const [{ exists }] = await sql<{ exists: boolean }[]>`select to_regclass('audit_records') is not null as exists`;
+  if (!exists) return { sealed: 0, dropped: [] };
   const { sealed } = await sealAuditTrail(sql, { marginSeconds: settings.sealMarginSeconds, now });
   const keepFrom = auditRetentionStart(now, settings.retentionMonths);
   const dropped: string[] = [];

@@ -49,6 +49,12 @@ async function insertRows(sql: Sql, rows: AuditRow[]): Promise<void> {
     from json_populate_recordset(null::audit_records, ${json}::json)`;
 }
 
+/** audit_records exists (migration 0025). */
+export async function auditTableExists(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ exists: boolean }[]>`select to_regclass('audit_records') is not null as exists`;
+  return row.exists;
+}
+
 interface Pending {
   row: AuditRow;
   resolve: () => void;
@@ -70,8 +76,9 @@ export class ReadAuditWriter {
   readonly maxBatch: number;
   readonly maxInFlight: number;
   readonly disabled: boolean;
-  /** Totals since start, for metrics and tests. */
-  readonly counts = { written: 0, batches: 0, failed: 0 };
+  /** Totals since start, for metrics and tests (`beforeSchema`: reads answered on a schema without the table). */
+  readonly counts = { written: 0, batches: 0, failed: 0, beforeSchema: 0 };
+  private schema: { ready: boolean; checkedAt: number; checking?: Promise<boolean> } = { ready: false, checkedAt: 0 };
 
   constructor(
     /** The primary, never a replica. */
@@ -84,12 +91,35 @@ export class ReadAuditWriter {
   }
 
   /** Resolves when the entry is committed; rejects when it could not be. */
-  record(entry: AuditEntry): Promise<void> {
-    if (this.disabled) return Promise.resolve();
+  async record(entry: AuditEntry): Promise<void> {
+    if (this.disabled) return;
+    if (!this.schema.ready && !(await this.schemaReady())) {
+      this.counts.beforeSchema++;
+      return;
+    }
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ row: auditRow(entry), resolve, reject });
       if (this.inFlight < this.maxInFlight) void this.flush();
     });
+  }
+
+  /**
+   * Whether the schema has the trail (migration 0025). This release serves the schema before its
+   * migrations (docs/migrations.md), where there is no trail to write to: reads are answered
+   * unrecorded until the table exists (looked for at most every 5 s), and recorded from then on.
+   * Only the table's absence is exempt: once it exists, a failed write answers 503.
+   */
+  private async schemaReady(): Promise<boolean> {
+    if (this.schema.checking) return this.schema.checking;
+    if (Date.now() - this.schema.checkedAt < 5_000) return false;
+    this.schema.checking = auditTableExists(this.sql)
+      .then((ready) => (this.schema.ready = ready))
+      .catch(() => false)
+      .finally(() => {
+        this.schema.checkedAt = Date.now();
+        this.schema.checking = undefined;
+      });
+    return this.schema.checking;
   }
 
   /** Writes what is queued, batch after batch, until nothing is left; at most maxInFlight of these run. */

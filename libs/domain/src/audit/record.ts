@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { auditRecords, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 
@@ -136,6 +137,10 @@ export const UNATTRIBUTED: ControlActor = { kind: 'system', name: 'unattributed'
  * subscriptions, laboratory operations, encryption keys).
  */
 export async function recordControlAction(tx: Transaction, actor: ControlActor, action: ControlAction): Promise<void> {
+  // The schema before 0025, which this release also serves (docs/migrations.md): no trail yet. Asked
+  // first, as a failed insert would abort the caller's transaction.
+  const [{ exists }] = (await tx.execute(sql`select to_regclass('audit_records') is not null as exists`)) as unknown as { exists: boolean }[];
+  if (!exists) return;
   const who =
     actor.kind === 'operator'
       ? { actor: `operator:${actor.name}`, door: 'admin' as const }
