@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ReadAuditWriter } from '../audit/read-audit';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
+import { ReadAuditWriter } from '../audit/read-audit';
 import { SCOPES } from '../auth/scopes';
 import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ReadAuditWriter } from '../../audit/read-audit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { orders, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
+import { ReadAuditWriter } from '../../audit/read-audit';
 import type { Scope } from '../../auth/scopes';
 import { SCOPES } from '../../auth/scopes';
 import { createKey } from '../../control-plane/control-plane';
