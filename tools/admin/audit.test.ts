@@ -151,7 +151,7 @@ describe('admin audit list, export and verify', () => {
     expect(readFileSync(file, 'utf8').trim().split('\n')).toEqual(written);
   });
 
-  it('verify: exit 0 on a clean trail, 1 naming the record once one is edited or deleted', async () => {
+  it('verify: exit 0 on a clean trail, 1 naming the record once one is edited or deleted, and with --heads once chain and heads were rewritten together', async () => {
     const clean = await adminWithEnvironment(env(), 'audit', 'verify');
     expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stdout).toMatch(/^The audit trail verifies: 12 sealed record\(s\) in 1 month\(s\)\./);
@@ -161,6 +161,31 @@ describe('admin audit list, export and verify', () => {
     expect(edited.code).toBe(1);
     expect(edited.json().problems).toMatchObject([{ kind: 'edited', position: 6 }]);
     await connection.sql`update audit_records set status = 404 where request_id = 'req_cli_5'`;
+
+    // A rewrite of a record with its hash, its chain and the head recomputed passes verify on its
+    // own; the heads exported earlier reveal it.
+    const folder = mkdtempSync(join(tmpdir(), 'audit-heads-'));
+    const heads = join(folder, 'heads.jsonl');
+    writeFileSync(heads, (await adminWithEnvironment(env(), 'audit', 'export', '--from', new Date(Date.now() - 86_400_000).toISOString())).stdout);
+    const snapshot = await connection.sql`select * from audit_records order by seal_seq`;
+    const headRow = (await connection.sql`select * from audit_chain_heads`)[0];
+    await connection.sql`update audit_records set actor = 'key:lop_live_Else', seal_seq = null, chain_hash = null`;
+    await connection.sql`delete from audit_chain_heads`;
+    for (const r of await connection.sql<{ id: string; request_id: string; status: number; order_id: string; ms: string }[]>`select id, request_id, status, order_id, (extract(epoch from recorded_at) * 1000)::bigint as ms from audit_records`) {
+      const row = auditRow({ kind: 'read', clientId, environment: 'production', actor: 'key:lop_live_Else', action: 'orders.get', door: 'rest', route: 'GET /v1/orders/{orderId}', status: r.status, requestId: r.request_id, orderId: r.order_id }, new Date(Number(r.ms)));
+      await connection.sql`update audit_records set content_hash = ${row.contentHash} where id = ${r.id}`;
+    }
+    await sealAuditTrail(connection.sql, { marginSeconds: 60 });
+    expect((await adminWithEnvironment(env(), 'audit', 'verify')).code).toBe(0);
+    const revealed = await adminWithEnvironment(env(), 'audit', 'verify', '--heads', heads, '--json');
+    expect(revealed.code).toBe(1);
+    expect(revealed.json().problems).toMatchObject([{ kind: 'head_mismatch', position: 12 }]);
+    // Put the original back.
+    await connection.sql`delete from audit_records`;
+    await connection.sql`delete from audit_chain_heads`;
+    await connection.sql`insert into audit_records ${connection.sql(snapshot)}`;
+    await connection.sql`insert into audit_chain_heads ${connection.sql(headRow)}`;
+    expect((await adminWithEnvironment(env(), 'audit', 'verify', '--heads', heads)).code).toBe(0);
 
     await connection.sql`delete from audit_records where request_id = 'req_cli_3'`;
     const deleted = await adminWithEnvironment(env(), 'audit', 'verify');

@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { AUDIT_DEFAULTS, exportAuditRecords, listAuditRecords, loadConfig, verifyAuditTrail, type AuditRecordView } from '@lop/domain';
@@ -27,6 +28,26 @@ function resourceArgument(text: string): string {
 const marginSeconds = () => loadConfig().PARTNER_AUDIT_SEAL_MARGIN_SECONDS ?? AUDIT_DEFAULTS.sealMarginSeconds;
 
 const ids = (r: AuditRecordView) => [r.order_id && `order ${r.order_id}`, r.resource_id && r.resource_id !== r.order_id && `resource ${r.resource_id}`].filter(Boolean).join(', ') || '-';
+
+/** The chain_head lines of an export. */
+function headsOf(text: string): { period: string; seal_seq: number; chain_hash: string }[] {
+  const heads = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let parsed: { type?: unknown; period?: unknown; seal_seq?: unknown; chain_hash?: unknown };
+    try {
+      parsed = JSON.parse(line) as typeof parsed;
+    } catch {
+      throw new UsageError('--heads is not an export of admin audit export (a line is not JSON)');
+    }
+    if (parsed.type !== 'chain_head') continue;
+    if (typeof parsed.period !== 'string' || !/^\d{4}-\d{2}-01$/.test(parsed.period) || !Number.isInteger(parsed.seal_seq) || typeof parsed.chain_hash !== 'string') {
+      throw new UsageError('--heads has a chain_head line without period, seal_seq and chain_hash');
+    }
+    heads.push({ period: parsed.period, seal_seq: parsed.seal_seq as number, chain_hash: parsed.chain_hash });
+  }
+  return heads;
+}
 
 export function registerAudit(program: Command): void {
   const audit = program.command('audit').description('the access audit trail: who read or changed what, and when (docs/audit.md)');
@@ -100,9 +121,13 @@ export function registerAudit(program: Command): void {
   audit
     .command('verify')
     .description("recompute every month's hash chain: exit 1 when a record was edited or deleted")
+    .option('--heads <file>', 'an earlier export (JSON lines) whose chain_head lines must still match: detects a rewrite of chain and heads together')
     .addOption(jsonOption())
-    .action(async (options: OutputOptions) => {
-      const report = await withDatabase((_db, session) => verifyAuditTrail(session.sql, { marginSeconds: marginSeconds() }));
+    .action(async (options: OutputOptions & { heads?: string }) => {
+      const exportedHeads = options.heads ? headsOf(await readFile(options.heads, 'utf8').catch((error: Error) => {
+        throw new UsageError(`cannot read --heads: ${error.message}`);
+      })) : undefined;
+      const report = await withDatabase((_db, session) => verifyAuditTrail(session.sql, { marginSeconds: marginSeconds(), exportedHeads }));
       print(report, options, (r) =>
         [
           r.ok ? `The audit trail verifies: ${r.checked} sealed record(s) in ${r.periods.length} month(s).` : `The audit trail does NOT verify: ${r.problems.length} problem(s).`,

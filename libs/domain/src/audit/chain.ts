@@ -162,7 +162,15 @@ export const STORED_COLUMNS = `id, (extract(epoch from recorded_at) * 1000)::big
  * records all deleted (a head without records). The heads themselves are trusted here: compare
  * them with an exported copy kept elsewhere (`admin audit export`) to detect a rewrite of everything.
  */
-export async function verifyAuditTrail(sql: Sql, options: { marginSeconds: number; now?: Date }): Promise<VerifyReport> {
+export async function verifyAuditTrail(
+  sql: Sql,
+  options: {
+    marginSeconds: number;
+    now?: Date;
+    /** Chain heads kept outside the database (the export's chain_head lines): each must still be the chain's link at its position. */
+    exportedHeads?: { period: string; seal_seq: number; chain_hash: string }[];
+  },
+): Promise<VerifyReport> {
   const heads = await sql<{ period: string; sealed_count: string; head_hash: Buffer }[]>`
     select period::text as period, sealed_count, head_hash from audit_chain_heads order by period`;
   const headOf = new Map(heads.map((h) => [h.period, h]));
@@ -215,6 +223,16 @@ export async function verifyAuditTrail(sql: Sql, options: { marginSeconds: numbe
       problems.push({ period, kind: 'head_mismatch', message: `${sealedHere} sealed records but no chain head: the head was deleted` });
     }
     if (head || sealedHere > 0) report.push({ period, sealed: sealedHere, head: head ? head.head_hash.toString('hex') : null });
+  }
+  // A rewrite that recomputed every chain and head passes the checks above; the heads kept outside do not.
+  for (const kept of options.exportedHeads ?? []) {
+    const [row] = await sql<{ chain_hash: Buffer }[]>`
+      select chain_hash from audit_records where recorded_at >= ${`${kept.period}T00:00:00Z`} and recorded_at < ${nextPeriod(new Date(`${kept.period}T00:00:00Z`), 'month').toISOString()} and seal_seq = ${kept.seal_seq}`;
+    if (!row) {
+      problems.push({ period: kept.period, kind: 'missing', position: kept.seal_seq, message: `no record at position ${kept.seal_seq}, where an exported chain head points: deleted` });
+    } else if (row.chain_hash.toString('hex') !== kept.chain_hash) {
+      problems.push({ period: kept.period, kind: 'head_mismatch', position: kept.seal_seq, message: `position ${kept.seal_seq} no longer has the chain hash exported earlier: the chain was rewritten` });
+    }
   }
   const now = options.now ?? new Date();
   const [{ unsealed, overdue }] = await sql<{ unsealed: number; overdue: number }[]>`
