@@ -20,6 +20,7 @@ import {
   registerReplicaMetrics,
   ReplicaSet,
   registerEventPartitionGauge,
+  registerAuditMetrics,
   registerRequestLogMetrics,
   startTelemetry,
   traceLogFields,
@@ -108,6 +109,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   // for its record's commit, which must not queue behind the reads holding the main pool.
   const auditDatabase = connectDatabase(options.databaseUrl, { max: AUDIT_POOL_SIZE, applicationName: 'partner-api-audit', timeouts: queryTimeoutsOf(options.config) });
   const audit = new ReadAuditWriter(auditDatabase.sql, { maxInFlight: AUDIT_POOL_SIZE, disabled: options.config.PARTNER_BENCH_UNAUDITED_READS });
+  if (registry) registerAuditMetrics(registry, audit);
   if (audit.disabled) options.logger.warn('PARTNER_BENCH_UNAUDITED_READS is set: reads are NOT audited (bench only, never in production)');
   const requestLog = new RequestLogWriter(database.sql, {
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),
