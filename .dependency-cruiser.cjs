@@ -20,6 +20,8 @@ const DOMAIN_STACK = [
   'auth',
   // Which database answers a read (primary or a replica): knows the caller and the stream counter only.
   'reads',
+  // The audit trail: records what the layers above read and change, knows nothing of them.
+  'audit',
   // The partner's world, leaves first.
   'programs',
   'catalog',

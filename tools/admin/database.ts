@@ -3,7 +3,7 @@ import { attachDeliveryQueue, lazyDeliveryQueue, loadConfig, webhookSettings, ty
 
 export interface AdminSession {
   databaseUrl: string;
-  /** The same connection as postgres.js, for domain functions written in SQL (security/key-rotation.ts). */
+  /** The same connection as postgres.js, for domain functions written in SQL (security/key-rotation.ts, the audit trail's reads). */
   sql: Sql;
   /** pg-boss for webhook jobs, started only when a command needs it. */
   deliveryQueue: () => Promise<DeliveryQueue>;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '@lop/domain';
+import { registerAudit } from './commands/audit';
 import { registerClients } from './commands/clients';
 import { registerEncryption } from './commands/encryption';
 import { registerKeys } from './commands/keys';
@@ -8,6 +9,7 @@ import { registerMigrate } from './commands/migrate';
 import { registerPrograms } from './commands/programs';
 import { registerSeedDemo } from './commands/seed-demo';
 import { registerWebhooks } from './commands/webhooks';
+import { defaultOperator, operatorArgument, setOperator } from './operator';
 import { oneLine, UsageError } from './output';
 
 const EXIT_FAILURE = 1;
@@ -19,7 +21,10 @@ export function buildProgram(): Command {
     .addHelpText('after', '\nUses DATABASE_URL when set, otherwise the embedded PostgreSQL of `npm start`.\nExit codes: 0 success, 1 failure, 2 usage error.')
     // Subcommands inherit this: commander throws instead of exiting, so main() owns the exit code.
     .exitOverride()
-    .showSuggestionAfterError();
+    .showSuggestionAfterError()
+    // Every change is recorded in the audit trail under this name (docs/audit.md).
+    .option('--operator <name>', `who is acting, recorded in the audit trail with every change (default: the OS user, now ${defaultOperator()})`, operatorArgument)
+    .hook('preAction', (_program, action) => setOperator(action.optsWithGlobals<{ operator?: string }>().operator));
   registerSeedDemo(program);
   registerClients(program);
   registerPrograms(program);
@@ -28,6 +33,7 @@ export function buildProgram(): Command {
   registerLab(program);
   registerEncryption(program);
   registerMigrate(program);
+  registerAudit(program);
   return program;
 }
 

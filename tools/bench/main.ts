@@ -12,6 +12,7 @@
  *   npm run bench -- --noisy-neighbour-only                            # one client's load against another's latency (tools/bench/noisy-neighbour.ts)
  *   npm run bench -- --upgrade --delivery-rows 250000                  # a rolling upgrade from the previous release under traffic (tools/upgrade)
  *   npm run bench -- --soak --minutes 20 --busy 6                       # replicas SIGKILLed under several partners' writes (tools/bench/soak.ts)
+ *   npm run bench -- --audit                                           # GET order throughput with the audit trail on vs off (tools/bench/audit-cost.ts)
  *   npm run bench -- --capacity                                        # the capacity model's figures (tools/bench/capacity.ts, docs/capacity.md)
  *   npm run bench -- --capacity --capacity-orders 1000000               # the same at 10 M events, checked against the last default run
  *
@@ -36,6 +37,7 @@ import { measureWebhooks, type NotMeasured } from './webhooks';
 import { rollingUpgrade, upgradeSummary } from '../upgrade/rolling-upgrade';
 import { runSoak, soakMarkdown } from './soak';
 import { runCapacity } from './capacity';
+import { auditCostMarkdown, measureAuditCost } from './audit-cost';
 import { capacityMarkdown, capacityResultFiles, readCapacity, storageCheck } from './capacity-report';
 
 const { values } = parseArgs({
@@ -89,6 +91,9 @@ const { values } = parseArgs({
     'capacity-report': { type: 'string' },
     // Client A's and B's create budget per minute in the noisy-neighbour section (B creates 20 a second).
     'noisy-create-budget': { type: 'string', default: '2400' },
+    // Audit trail cost (tools/bench/audit-cost.ts): rounds per mode, alternating on/off.
+    audit: { type: 'boolean', default: false },
+    'audit-rounds': { type: 'string' },
   },
 });
 const quick = values.quick!;
@@ -195,6 +200,35 @@ async function capacityRun(): Promise<void> {
   writeFileSync(join(values.out!, `${name}.md`), markdown);
   console.log(markdown);
   say(`written: ${join(values.out!, `${name}.json`)} and .md; \`npm run docs\` puts its figures into docs/capacity.md`);
+}
+
+if (values.audit) {
+  const results = await measureAuditCost({
+    serverUrl: location.url,
+    apiEntry: await apiEntryPoint(),
+    apiNodeOptions: values['api-node-options']!,
+    logLevel: settings.logLevel,
+    poolSize: settings.poolSize,
+    orders: settings.orders,
+    seconds: settings.seconds,
+    connections: settings.connections,
+    rounds: num(values['audit-rounds'], 3, 2),
+    say,
+  });
+  const date = new Date().toISOString();
+  const note =
+    `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.versions.node}; load average ${results.loadAverage.before.map((n) => n.toFixed(2)).join(' ')} before, ${results.loadAverage.after.map((n) => n.toFixed(2)).join(' ')} after; ` +
+    `the load generator, the API and PostgreSQL share these cores. ${settings.orders} orders, ${settings.seconds} s per measurement, ${settings.connections} connections, one API process at a time (the production bundle, pool ${settings.poolSize}); ` +
+    'auditing off is PARTNER_BENCH_UNAUDITED_READS=true, a bench-only setting.';
+  const markdown = auditCostMarkdown(date, results, note);
+  mkdirSync(values.out!, { recursive: true });
+  const name = `${date.slice(0, 16).replace(':', '')}Z-audit${quick ? '-quick' : ''}`;
+  writeFileSync(join(values.out!, `${name}.json`), `${JSON.stringify({ date, quick, settings, ...results }, null, 2)}\n`);
+  writeFileSync(join(values.out!, `${name}.md`), markdown);
+  console.log(markdown);
+  say(`written: ${join(values.out!, `${name}.json`)} and .md`);
+  await location.stop();
+  process.exit(0);
 }
 
 if (values['capacity-report']) {

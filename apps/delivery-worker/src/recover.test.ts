@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { webhookDeliveries } from '@lop/db';
-import { appendEvents, createCallerFactory, partnerRouter, StreamWriteGate, type EventDraft, type RequestContext } from '@lop/domain';
+import { appendEvents, createCallerFactory, partnerRouter, ReadAuditWriter, StreamWriteGate, type EventDraft, type RequestContext } from '@lop/domain';
 import { eventually, newPartner, type Partner, subscribe, testProtector } from '@lop/testing';
 import { useDeliveryRig } from './testing/rig';
 
@@ -28,6 +28,7 @@ function consoleOf(partner: Partner) {
     authorization: `Bearer ${partner.key}`,
     headers: {},
     protector: testProtector(),
+    audit: new ReadAuditWriter(database.sql),
     identified: {},
     response: { headers: {} },
   };

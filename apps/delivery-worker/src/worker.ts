@@ -167,7 +167,7 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
       if ('error' in outcome) return logger.error({ err: outcome.error }, 'maintenance pass failed; pg-boss retries it');
       reportPartitions(outcome.eventPartitions);
       logger.info(
-        { pruned: outcome.pruned, seconds: outcome.seconds, partitionsCreated: outcome.partitionsCreated, partitionsDropped: outcome.partitionsDropped },
+        { pruned: outcome.pruned, seconds: outcome.seconds, partitionsCreated: outcome.partitionsCreated, partitionsDropped: outcome.partitionsDropped, auditSealed: outcome.auditSealed },
         'retention pass',
       );
     },

@@ -10,6 +10,7 @@ import {
   PARTNER_BASE_PATH,
   PartnerError,
   partnerRouter,
+  ReadAuditWriter,
   StreamWriteGate,
   type Config,
   type DataProtector,
@@ -47,6 +48,8 @@ export interface AppDependencies {
   requestLog?: RequestLogWriter;
   /** Read replicas (DATABASE_READ_URL) for the replica-safe reads; none: the primary answers everything. */
   replicas?: ReplicaSet;
+  /** Where audited reads are recorded, on the primary (main.ts gives it a pool of its own); default: on `database`. */
+  audit?: ReadAuditWriter;
 }
 
 /**
@@ -60,7 +63,7 @@ function refuseBatches(req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
-export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas }: AppDependencies) {
+export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas, audit: auditWriter }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -70,6 +73,8 @@ export function createApp({ database, config, logger, protector, consoleDir, met
 
   const writeGate = new StreamWriteGate({ concurrency: config.PARTNER_CLIENT_WRITE_CONCURRENCY });
   const spenderFor = rateLimitSpender(database.sql, { create_order: config.PARTNER_CREATE_ORDER_RATE_LIMIT, webhook_operations: config.PARTNER_WEBHOOK_OPERATION_RATE_LIMIT });
+  // Audit records of reads go to the primary, whichever pool answers the read.
+  const audit = auditWriter ?? new ReadAuditWriter(database.sql);
   const identifiedHolder = requestLog ? requestLogCapture(requestLog) : undefined;
   // One context for both doors: the core's guard (libs/domain/src/guard.ts) applies every protection from it.
   const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
@@ -82,6 +87,7 @@ export function createApp({ database, config, logger, protector, consoleDir, met
     authorization: req.headers.authorization,
     headers: req.headers,
     protector,
+    audit,
     webhooks,
     idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
     writeGate,

@@ -13,6 +13,7 @@ import {
   openDeliveryQueue,
   PartnerError,
   protectorFor,
+  ReadAuditWriter,
   watchKeyring,
   RequestLogWriter,
   requestLogBodies,
@@ -21,6 +22,7 @@ import {
   registerReplicaMetrics,
   ReplicaSet,
   registerEventPartitionGauge,
+  registerAuditMetrics,
   registerRequestLogMetrics,
   startTelemetry,
   traceLogFields,
@@ -70,6 +72,9 @@ const listen = (server: Server, port: number, host: string) =>
   });
 
 /** Starts the partner API on an already migrated database; with `metrics`, also its internal Prometheus endpoint. */
+/** Connections of the audit writer's own pool: one commit in flight per connection. */
+const AUDIT_POOL_SIZE = 2;
+
 export async function startPartnerApi(options: { config: Config; databaseUrl: string; logger: Logger; consoleDir?: string; metrics?: MetricsOptions }): Promise<RunningApi> {
   const database = connectDatabase(options.databaseUrl, {
     max: options.config.PARTNER_DB_POOL_SIZE,
@@ -102,6 +107,12 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   if (registry && replicas) registerReplicaMetrics(registry, replicas);
   if (registry) registerEventPartitionGauge(registry, database.sql);
   const webhooks = webhookSettings(options.config, options.databaseUrl);
+  // The audit records of reads (docs/audit.md) on a pool of their own on the primary: a read waits
+  // for its record's commit, which must not queue behind the reads holding the main pool.
+  const auditDatabase = connectDatabase(options.databaseUrl, { max: AUDIT_POOL_SIZE, applicationName: 'partner-api-audit', timeouts: queryTimeoutsOf(options.config) });
+  const audit = new ReadAuditWriter(auditDatabase.sql, { maxInFlight: AUDIT_POOL_SIZE, disabled: options.config.PARTNER_BENCH_UNAUDITED_READS });
+  if (registry) registerAuditMetrics(registry, audit);
+  if (audit.disabled) options.logger.warn('PARTNER_BENCH_UNAUDITED_READS is set: reads are NOT audited (bench only, never in production)');
   const requestLog = new RequestLogWriter(database.sql, {
     bodies: requestLogBodies(),
     onDropped: (rows) => options.logger.warn({ component: 'request-log', rows }, 'sandbox request log buffer full: requests not logged'),
@@ -121,6 +132,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     webhooks: { destination: webhooks.destination, attemptTimeoutMs: webhooks.attemptTimeoutMs },
     requestLog,
     replicas,
+    audit,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
@@ -164,6 +176,8 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
       // What the last requests logged, written before the pool closes.
       await requestLog.close();
       await keyring.close();
+      // Every answered read's record is committed before its answer: nothing is left to write.
+      await auditDatabase.close();
       detachWebhookQueue();
       await webhookQueue.boss.stop({ graceful: false });
       await replicas?.close();

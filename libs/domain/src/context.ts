@@ -1,6 +1,7 @@
 import type { Database, Sql } from '@lop/db';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
+import type { ReadAuditWriter } from './audit/read-audit';
 import type { StreamWriteGate } from './events/write-gate';
 import type { DataProtector } from './security/protector';
 import type { ReplicaSet } from './reads/replica-set';
@@ -26,6 +27,11 @@ export interface RequestContext {
   authorization?: string;
   /** Request headers, for the few procedures that read one (Idempotency-Key). */
   headers: IncomingHttpHeaders;
+  /**
+   * Where audited reads are recorded (docs/audit.md): on the primary, and the answer waits for it.
+   * One per API process, shared by both doors.
+   */
+  audit: ReadAuditWriter;
   /** Encrypts personal data at rest and authenticates event cursors. */
   protector: DataProtector;
   /**

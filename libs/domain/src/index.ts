@@ -53,3 +53,4 @@ export * from './reads/read-routing';
 export * from './telemetry/tracing';
 export * from './telemetry/telemetry';
 export * from './retention';
+export * from './audit';

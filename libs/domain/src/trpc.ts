@@ -7,6 +7,7 @@ import type { RateLimitPolicy, RequestContext } from './context';
 import { errorBodyFor } from './http/error-response';
 import { ERROR_CODES, type ErrorCode } from './http/errors';
 import { readThroughReplicas } from './reads/read-routing';
+import { auditRead, auditUnavailable } from './audit/read-middleware';
 
 /** A partner procedure's contract, stated once: the guard, REST, the OpenAPI document and the console's route table all read it. */
 export interface ProcedureMeta extends OpenApiMeta {
@@ -30,6 +31,13 @@ export interface ProcedureMeta extends OpenApiMeta {
    * reads and writes on the primary.
    */
   reads?: 'replica';
+  /**
+   * An audited read (docs/audit.md): every call answered after the key was recognised leaves one
+   * audit record, written on the primary before the answer is sent (audit/read-audit.ts). The
+   * names are the input fields that hold the order id, the more specific resource id, and any
+   * further ids kept in the record's details.
+   */
+  audit?: { orderId: string; resourceId?: string; details?: string[] };
 }
 
 /** The meta a partner procedure is built from: its scope is required (`none` says so outright); tRPC's meta type must keep it optional for trpc-to-openapi. */
@@ -71,16 +79,34 @@ function guardRulesOf(meta: PartnerProcedureMeta): GuardRules {
  */
 export function partnerProcedure(meta: PartnerProcedureMeta) {
   const rules = guardRulesOf(meta);
-  return t.procedure.meta(meta).use(async ({ ctx, next }) => {
-    const caller = await guard(ctx, rules);
-    // The one place reads are routed: by the procedure's kind, never per call site. The guard
-    // (authentication, the key's revocation, the budget) has read the primary either way.
-    if (meta.reads !== 'replica' || !ctx.replicas) return next({ ctx: { caller } });
-    return readThroughReplicas(
-      ctx.replicas,
-      caller,
-      (replica) => next({ ctx: replica ? { caller, db: replica.db, sql: replica.sql } : { caller } }),
-      (result) => (result.ok ? undefined : result.error),
-    );
+  return t.procedure.meta(meta).use(async ({ ctx, next, path, getRawInput }) => {
+    const answer = async () => {
+      const caller = await guard(ctx, rules);
+      // The one place reads are routed: by the procedure's kind, never per call site. The guard
+      // (authentication, the key's revocation, the budget) has read the primary either way.
+      if (meta.reads !== 'replica' || !ctx.replicas) return next({ ctx: { caller } });
+      return readThroughReplicas(
+        ctx.replicas,
+        caller,
+        (replica) => next({ ctx: replica ? { caller, db: replica.db, sql: replica.sql } : { caller } }),
+        (result) => (result.ok ? undefined : result.error),
+      );
+    };
+    if (!meta.audit) return answer();
+    // The one place reads are audited: the answer, data or refusal, is held until its record is
+    // committed on the primary; a record that cannot be written turns the answer into a 503.
+    let result: Awaited<ReturnType<typeof answer>>;
+    try {
+      result = await answer();
+    } catch (error) {
+      await auditRead(ctx, meta, path, getRawInput, { ok: false, error }).catch((auditError: unknown) => {
+        throw auditUnavailable(auditError);
+      });
+      throw error;
+    }
+    await auditRead(ctx, meta, path, getRawInput, result).catch((auditError: unknown) => {
+      throw auditUnavailable(auditError);
+    });
+    return result;
   });
 }

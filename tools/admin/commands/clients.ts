@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createClient, listClients } from '@lop/domain';
 import { nameArgument, uuidArgument } from '../arguments';
+import { operatorActor } from '../operator';
 import { withDatabase } from '../database';
 import { fields, jsonOption, print, table, type OutputOptions } from '../output';
 
@@ -16,7 +17,7 @@ export function registerClients(program: Command): void {
     .requiredOption('--name <name>', "the partner's name as administrators will recognise it", nameArgument)
     .addOption(jsonOption())
     .action(async (options: OutputOptions & { laboratory: string; name: string }) => {
-      const client = await withDatabase((db) => createClient(db, options.laboratory, options.name));
+      const client = await withDatabase((db) => createClient(db, options.laboratory, options.name, operatorActor()));
       print(client, options, (c) =>
         ['API client created. Next: grant programs, then create a key.', fields(describe(c))].join('\n'),
       );

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { createKey, listKeys, revokeKey, SCOPES, type Environment, type Scope } from '@lop/domain';
 import { ENVIRONMENT_CHOICES, expiresInArgument, scopesArgument, uuidArgument } from '../arguments';
+import { operatorActor } from '../operator';
 import { withDatabase } from '../database';
 import { fields, jsonOption, print, table, type OutputOptions } from '../output';
 
@@ -17,7 +18,7 @@ export function registerKeys(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: OutputOptions & { client: string; environment: Environment; scopes: Scope[]; expiresIn?: Date }) => {
       const key = await withDatabase((db) =>
-        createKey(db, { clientId: options.client, environment: options.environment, scopes: options.scopes, expiresAt: options.expiresIn }),
+        createKey(db, { clientId: options.client, environment: options.environment, scopes: options.scopes, expiresAt: options.expiresIn }, operatorActor()),
       );
       print(key, options, (k) =>
         [
@@ -63,7 +64,7 @@ export function registerKeys(program: Command): void {
     .argument('<key_id>', 'key id (uuid), as shown by keys create or keys list', uuidArgument)
     .addOption(jsonOption())
     .action(async (keyId: string, options: OutputOptions) => {
-      const result = await withDatabase((db) => revokeKey(db, keyId));
+      const result = await withDatabase((db) => revokeKey(db, keyId, operatorActor()));
       print(result, options, (r) => `Revoked key ${r.key_id} at ${r.revoked_at}.`);
     });
 }

@@ -13,6 +13,7 @@ import {
   type ReleaseAs,
 } from '@lop/domain';
 import { uuidArgument } from '../arguments';
+import { operatorName } from '../operator';
 import { withDatabase } from '../database';
 import { fields, jsonOption, print, table, UsageError, type OutputOptions } from '../output';
 
@@ -38,7 +39,7 @@ function issuesOf(error: unknown): ZodLikeIssue[] | null {
  */
 async function operate<T>(work: (lab: LaboratoryCaller) => Promise<T>): Promise<T> {
   try {
-    return await withDatabase((db) => work(laboratoryCaller({ db })));
+    return await withDatabase((db) => work(laboratoryCaller({ db, operator: operatorName() })));
   } catch (error) {
     const issues = issuesOf(error);
     if (issues) throw new UsageError(describeInputIssues(issues));

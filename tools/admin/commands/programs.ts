@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { grantPrograms, revokeProgramGrants, type Environment } from '@lop/domain';
 import { ENVIRONMENT_CHOICES, uuidArgument } from '../arguments';
+import { operatorActor } from '../operator';
 import { withDatabase } from '../database';
 import { jsonOption, print, table, UsageError, type OutputOptions } from '../output';
 
@@ -18,7 +19,7 @@ export function registerPrograms(program: Command): void {
     .action(async (options: OutputOptions & { client: string; program?: string; all?: boolean; environment: Environment }) => {
       if (Boolean(options.program) === Boolean(options.all)) throw new UsageError('name exactly one of --program <id> or --all');
       const result = await withDatabase((db) =>
-        grantPrograms(db, { clientId: options.client, environment: options.environment, programId: options.program, all: options.all }),
+        grantPrograms(db, { clientId: options.client, environment: options.environment, programId: options.program, all: options.all }, operatorActor()),
       );
       print(result, options, (r) =>
         [
@@ -41,7 +42,7 @@ export function registerPrograms(program: Command): void {
     .action(async (options: OutputOptions & { client: string; program?: string; all?: boolean; environment: Environment }) => {
       if (Boolean(options.program) === Boolean(options.all)) throw new UsageError('name exactly one of --program <id> or --all');
       const result = await withDatabase((db) =>
-        revokeProgramGrants(db, { clientId: options.client, environment: options.environment, programId: options.program, all: options.all }),
+        revokeProgramGrants(db, { clientId: options.client, environment: options.environment, programId: options.program, all: options.all }, operatorActor()),
       );
       print(result, options, (r) =>
         [

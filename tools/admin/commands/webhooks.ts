@@ -20,6 +20,7 @@ import {
   type EventType,
 } from '@lop/domain';
 import { ENVIRONMENT_CHOICES, uuidArgument } from '../arguments';
+import { operatorActor } from '../operator';
 import { withDatabase } from '../database';
 import { fields, jsonOption, print, table, type OutputOptions } from '../output';
 
@@ -103,6 +104,7 @@ export function registerWebhooks(program: Command): void {
           await protectorWithKeyring(config, session.sql),
           { clientId: options.client, environment: options.environment, url: options.url, eventTypes: options.events },
           webhookSettings(config, session.databaseUrl).destination,
+          operatorActor(),
         ),
       );
       print(created, options, (s) =>
@@ -139,7 +141,7 @@ export function registerWebhooks(program: Command): void {
     .argument('<subscription_id>', 'subscription id (uuid)', uuidArgument)
     .addOption(jsonOption())
     .action(async (id: string, options: OutputOptions) => {
-      const result = await withDatabase((db) => disableSubscription(db, id));
+      const result = await withDatabase((db) => disableSubscription(db, id, operatorActor()));
       print(result, options, (r) => `Disabled subscription ${r.subscription_id}; cancelled ${r.cancelled_deliveries} pending deliveries.`);
     });
 
@@ -150,7 +152,7 @@ export function registerWebhooks(program: Command): void {
     .addOption(jsonOption())
     .action(async (id: string, options: OutputOptions) => {
       const config = loadConfig();
-      const result = await withDatabase(async (db, session) => rotateSubscriptionSecret(db, await protectorWithKeyring(config, session.sql), id));
+      const result = await withDatabase(async (db, session) => rotateSubscriptionSecret(db, await protectorWithKeyring(config, session.sql), id, operatorActor()));
       print(result, options, (r) =>
         [`Rotated the signing secret of ${r.subscription_id}. Store it now: it cannot be shown again.`, fields([['secret', r.secret]])].join('\n'),
       );

@@ -10,3 +10,4 @@ export * from './webhooks';
 export * from './sandbox';
 export * from './reports';
 export * from './request-log';
+export * from './audit';

@@ -91,9 +91,20 @@ const configSchema = z.object({
   // Retention (libs/domain/src/retention): the contract keeps idempotency keys at least 24 hours, so no setting may go below.
   PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: z.coerce.number().min(24, 'must be at least 24 (idempotency keys are kept at least 24 hours)').max(8760).default(48),
   PARTNER_WEBHOOK_RETENTION_DAYS: z.coerce.number().min(1).max(3650).default(30),
+  // The audit trail (docs/audit.md): months kept (default six years), dropped a whole month at a time.
+  PARTNER_AUDIT_RETENTION_MONTHS: z.coerce.number().int().min(1).max(1200).default(72),
+  // Records are sealed into their month's hash chain once older than this: longer than any
+  // transaction that writes one may run (statement and idle-in-transaction timeouts are seconds).
+  PARTNER_AUDIT_SEAL_MARGIN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  // NOT FOR PRODUCTION: the API records no read in the audit trail. Only the bench's audit-off
+  // measurement sets it (npm run bench -- --audit); refused with a production base URL.
+  PARTNER_BENCH_UNAUDITED_READS: booleanText.default(false),
   // Internal Prometheus endpoints (GET /metrics), never on the partner port; 0 = off.
   PARTNER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   PARTNER_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+}).refine((config) => !(config.PARTNER_BENCH_UNAUDITED_READS && config.PARTNER_PRODUCTION_BASE_URL), {
+  message: 'is for the bench only: refused with PARTNER_PRODUCTION_BASE_URL set (every read must be audited)',
+  path: ['PARTNER_BENCH_UNAUDITED_READS'],
 }).refine((config) => config.PARTNER_DB_QUERY_TIMEOUT_SECONDS > config.PARTNER_DB_STATEMENT_TIMEOUT_SECONDS, {
   // Otherwise a merely slow statement would be cut off client-side and taken for a stalled server.
   message: 'must be longer than PARTNER_DB_STATEMENT_TIMEOUT_SECONDS',

@@ -5,6 +5,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
+import { ReadAuditWriter } from '../audit/read-audit';
 import { SCOPES } from '../auth/scopes';
 import type { Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
@@ -55,6 +56,7 @@ function callerFor(key: string, webhooks: RequestContext['webhooks'] = { destina
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
+    audit: new ReadAuditWriter(client),
     webhooks,
     writeGate: new StreamWriteGate({ concurrency: 2 }),
     identified: {},

@@ -1,4 +1,5 @@
 import type { Database } from '@lop/db';
+import type { ControlActor } from '../audit/record';
 import type { Caller } from '../auth/authenticate';
 import type { EventType } from '../events/events.schemas';
 import { cursorCodec, rowIdPosition } from '../http/cursor';
@@ -116,6 +117,9 @@ async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise
   });
 }
 
+/** The console's key as the actor of an endpoint change, with the request that made it. */
+const keyActor = (caller: Caller, requestId?: string): ControlActor => ({ kind: 'key', keyId: caller.keyId, keyPrefix: caller.keyPrefix, door: 'console', requestId });
+
 export async function listWebhookEndpoints(db: Database, caller: Caller): Promise<ConsoleWebhookEndpoint[]> {
   requireSandbox(caller);
   const rows = await subscriptionsOf(db, { laboratoryId: caller.laboratoryId, clientId: caller.clientId, environment: 'sandbox' });
@@ -136,6 +140,7 @@ export async function createWebhookEndpoint(
   caller: Caller,
   input: { url: string; event_types: EventType[] },
   settings: WebhookSelfServiceSettings,
+  requestId?: string,
 ) {
   requireSandbox(caller);
   const created = await createSubscription(
@@ -143,30 +148,31 @@ export async function createWebhookEndpoint(
     protector,
     { clientId: caller.clientId, environment: 'sandbox', url: input.url, eventTypes: [...new Set(input.event_types)], maxActive: MAX_SANDBOX_ENDPOINTS },
     settings.destination,
+    keyActor(caller, requestId),
   ).catch(asPartnerError);
   return { ...(await endpointOf(db, caller, created.subscription_id)), secret: created.secret };
 }
 
 /** Chooses which event types the endpoint receives from now on (events already emitted are not delivered again). */
-export async function updateWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string, input: { event_types: EventType[] }) {
+export async function updateWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string, input: { event_types: EventType[] }, requestId?: string) {
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
   if (row.status !== 'active') asPartnerError(subscriptionDisabled(row.id));
-  await setSubscriptionEventTypes(db, row.id, input.event_types);
+  await setSubscriptionEventTypes(db, row.id, input.event_types, keyActor(caller, requestId));
   return endpointOf(db, caller, row.id);
 }
 
-export async function rotateWebhookSecret(db: Database, protector: DataProtector, caller: Caller, subscriptionId: string) {
+export async function rotateWebhookSecret(db: Database, protector: DataProtector, caller: Caller, subscriptionId: string, requestId?: string) {
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
-  const rotated = await rotateSubscriptionSecret(db, protector, row.id).catch((error: unknown) => asPartnerError(error));
+  const rotated = await rotateSubscriptionSecret(db, protector, row.id, keyActor(caller, requestId)).catch((error: unknown) => asPartnerError(error));
   return { ...(await endpointOf(db, caller, row.id)), secret: rotated.secret };
 }
 
-export async function disableWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string) {
+export async function disableWebhookEndpoint(db: Database, caller: Caller, subscriptionId: string, requestId?: string) {
   requireSandbox(caller);
   const row = await ownSubscription(db, caller, subscriptionId);
-  await disableSubscription(db, row.id);
+  await disableSubscription(db, row.id, keyActor(caller, requestId));
   return endpointOf(db, caller, row.id);
 }
 

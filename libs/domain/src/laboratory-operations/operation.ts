@@ -4,6 +4,7 @@ import type { EventType } from '../events/events.schemas';
 import { orderResource, type OrderRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';
 import { lockOrder } from '../orders/state-change';
+import { recordOperatorAction } from '../audit/operator-scope';
 
 /**
  * A laboratory operation that cannot be applied: `not_found` (no such order, result, exception),
@@ -55,6 +56,7 @@ export async function operateOnOrder<T extends object>(
     if (!order) throw new LaboratoryOperationError('not_found', `no order ${orderId}`);
     const before = await streamPosition(tx, order);
     const extra = await work(tx, order);
+    await recordOperatorAction(tx, order);
     const [current] = await tx.select().from(orders).where(eq(orders.id, orderId));
     const emitted = await tx
       .select({ event_id: events.id, type: events.type, sequence: events.sequence })

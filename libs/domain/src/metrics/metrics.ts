@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry, register as processRegistry } from 'prom-client';
 import { partitionHorizon, type Sql } from '@lop/db';
+import type { ReadAuditWriter } from '../audit/read-audit';
 import { eventPartitions, horizonSeconds } from '../events/partitions';
 import { READ_ROUTES, type ReplicaSet } from '../reads/replica-set';
 import type { RequestLogWriter } from '../request-log/writer';
@@ -123,6 +124,24 @@ export function registerRequestLogMetrics(registry: Registry, writer: RequestLog
       this.set({ outcome: 'limited' }, writer.counts.limited);
       this.set({ outcome: 'dropped' }, writer.counts.dropped);
       this.set({ outcome: 'failed' }, writer.counts.failed);
+    },
+  });
+}
+
+/**
+ * The audit records of reads (docs/audit.md): `failed` is reads answered 503 because their record
+ * could not be written; `before_schema` reads answered on a schema without the trail (before 0029).
+ */
+export function registerAuditMetrics(registry: Registry, writer: ReadAuditWriter): void {
+  new Gauge({
+    name: 'partner_audit_read_records',
+    help: 'Audit records of partner reads since start, by outcome: written, failed (the read was answered 503) or before_schema (answered unrecorded: no audit table yet).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ outcome: 'written' }, writer.counts.written);
+      this.set({ outcome: 'failed' }, writer.counts.failed);
+      this.set({ outcome: 'before_schema' }, writer.counts.beforeSchema);
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { PgBoss, Queue } from 'pg-boss';
+import { AUDIT_DEFAULTS, runAuditMaintenance } from '../audit/maintenance';
 import type { Sql } from '@lop/db';
 import { ensureEventPartitions, type EventPartitionsState } from '../events/partitions';
 import { countPrunedRows, markRetentionRun } from '../metrics/metrics';
@@ -78,6 +79,8 @@ export interface MaintenanceOutcome {
   partitionsCreated: string[];
   /** Partitions past their window detached and dropped in this pass, with their rows. */
   partitionsDropped: { table: string; partition: string; rows: number }[];
+  /** Audit records sealed into their month's chain in this pass. */
+  auditSealed: number;
   seconds: number;
 }
 
@@ -91,6 +94,9 @@ export async function runMaintenancePass(sql: Sql, settings: RetentionSettings, 
   const partitionsCreated = await ensureRetentionPartitions(sql, now);
   const partitionsDropped: MaintenanceOutcome['partitionsDropped'] = [];
   const pruned = await pruneExpiredRows(sql, settings, { now, onPruned: countPrunedRows, onPartitionDropped: (dropped) => partitionsDropped.push(dropped) });
+  // The audit trail: seal what is past the margin, drop months past retention.
+  const audit = await runAuditMaintenance(sql, settings.audit ?? AUDIT_DEFAULTS, now);
+  for (const partition of audit.dropped) partitionsDropped.push({ table: 'audit_records', partition, rows: 0 });
   markRetentionRun();
-  return { pruned, eventPartitions, partitionsCreated, partitionsDropped };
+  return { pruned, eventPartitions, partitionsCreated, partitionsDropped, auditSealed: audit.sealed };
 }

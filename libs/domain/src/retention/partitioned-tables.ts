@@ -13,6 +13,8 @@ export const PARTITIONED_TABLES: readonly { table: string; unit: PartitionUnit; 
   { table: 'webhook_deliveries', unit: DELIVERY_PARTITION_UNIT, ahead: 4 },
   { table: 'webhook_delivery_attempts', unit: DELIVERY_PARTITION_UNIT, ahead: 4 },
   { table: 'sandbox_request_log', unit: REQUEST_LOG_PARTITION_UNIT, ahead: 14 },
+  // The audit trail (audit/maintenance.ts): kept for years, dropped a month at a time.
+  { table: 'audit_records', unit: 'month', ahead: 3 },
 ]);
 
 export const PERIOD_MS = { day: 86_400_000, week: 7 * 86_400_000 } as const;

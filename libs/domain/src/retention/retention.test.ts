@@ -97,7 +97,7 @@ describe('retention: nothing but the event stream grows without bound', () => {
 
   it('refuses a configured idempotency window shorter than the contract’s 24 hours', () => {
     expect(() => loadConfig({ PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: '23.9' })).toThrow(/PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS: must be at least 24/);
-    expect(retentionSettings(loadConfig({}))).toEqual({ idempotencyKeySeconds: 48 * 3600, rateLimitCounterSeconds: 3600, webhookHistorySeconds: 30 * 86_400 });
+    expect(retentionSettings(loadConfig({}))).toEqual({ idempotencyKeySeconds: 48 * 3600, rateLimitCounterSeconds: 3600, webhookHistorySeconds: 30 * 86_400, audit: { retentionMonths: 72, sealMarginSeconds: 600 } });
   });
 
   it('prunes rate-limit counters of windows that ended, and keeps the current window', async () => {

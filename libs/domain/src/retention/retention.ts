@@ -1,4 +1,5 @@
 import { listPartitions, type PartitionInfo, type Sql } from '@lop/db';
+import { AUDIT_DEFAULTS, type AuditMaintenanceSettings } from '../audit/maintenance';
 import { PERIOD_MS } from './partitioned-tables';
 import type { Config } from '../config/config';
 import { pruneRequestLog } from '../request-log/request-log';
@@ -32,6 +33,8 @@ export interface RetentionSettings {
   idempotencyKeySeconds: number;
   rateLimitCounterSeconds: number;
   webhookHistorySeconds: number;
+  /** The audit trail's retention and sealing (audit/maintenance.ts); its defaults when absent. */
+  audit?: AuditMaintenanceSettings;
 }
 
 /**
@@ -40,8 +43,14 @@ export interface RetentionSettings {
  */
 export const RATE_LIMIT_COUNTER_RETENTION_SECONDS = 3600;
 
-export function retentionSettings(config: Pick<Config, 'PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS' | 'PARTNER_WEBHOOK_RETENTION_DAYS'>): RetentionSettings {
+export function retentionSettings(
+  config: Pick<Config, 'PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS' | 'PARTNER_WEBHOOK_RETENTION_DAYS'> & Partial<Pick<Config, 'PARTNER_AUDIT_RETENTION_MONTHS' | 'PARTNER_AUDIT_SEAL_MARGIN_SECONDS'>>,
+): RetentionSettings {
   return {
+    audit: {
+      retentionMonths: config.PARTNER_AUDIT_RETENTION_MONTHS ?? AUDIT_DEFAULTS.retentionMonths,
+      sealMarginSeconds: config.PARTNER_AUDIT_SEAL_MARGIN_SECONDS ?? AUDIT_DEFAULTS.sealMarginSeconds,
+    },
     idempotencyKeySeconds: Math.round(config.PARTNER_IDEMPOTENCY_KEY_RETENTION_HOURS * 3600),
     rateLimitCounterSeconds: RATE_LIMIT_COUNTER_RETENTION_SECONDS,
     webhookHistorySeconds: Math.round(config.PARTNER_WEBHOOK_RETENTION_DAYS * 86_400),

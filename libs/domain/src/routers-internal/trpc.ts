@@ -3,6 +3,7 @@ import type { Database } from '@lop/db';
 import { describeInputIssues, type InputPath } from '../laboratory-operations/observation-text';
 import { LaboratoryOperationError } from '../laboratory-operations/operation';
 import { IllegalTransitionError } from '../orders/lifecycle';
+import { withOperatorScope } from '../audit/operator-scope';
 
 /**
  * Internal procedures for laboratory operators (admin CLI, sandbox simulator). A separate tRPC
@@ -11,6 +12,11 @@ import { IllegalTransitionError } from '../orders/lifecycle';
  */
 export interface OperatorContext {
   db: Database;
+  /**
+   * Who runs the operation, for the audit trail (the admin CLI's --operator, by default the OS
+   * user). Without one, operations are recorded as `unattributed`.
+   */
+  operator?: string;
 }
 
 const t = initTRPC.context<OperatorContext>().create();
@@ -22,8 +28,10 @@ const CODES: Record<LaboratoryOperationError['kind'], TRPC_ERROR_CODE_KEY> = { n
  * Refused input reads as one line naming each place, e.g. `observations[2].value: must be a string…`,
  * instead of the validator's JSON dump.
  */
-const operatorErrors = t.middleware(async ({ next }) => {
-  const result = await next();
+const operatorErrors = t.middleware(async ({ ctx, next, path, type }) => {
+  // Every change is recorded in the audit trail, in the order's own transaction (operation.ts).
+  const result =
+    type === 'mutation' ? await withOperatorScope({ actor: { kind: 'operator', name: ctx.operator ?? 'unattributed' }, action: `lab.${path}` }, () => next()) : await next();
   if (!result.ok) {
     const cause = result.error.cause;
     const issues = (cause as { issues?: unknown } | undefined)?.issues;

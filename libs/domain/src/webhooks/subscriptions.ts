@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { recordControlAction, UNATTRIBUTED, type ControlActor } from '../audit/record';
 import { apiClients, apiKeys, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
 import type { Tenant } from '../auth/authenticate';
 import type { Environment } from '../auth/scopes';
@@ -100,6 +101,7 @@ export async function createSubscription(
   protector: DataProtector,
   input: { clientId: string; environment: Environment; url: string; eventTypes: EventType[]; maxActive?: number },
   guard: RegistrationGuard,
+  actor: ControlActor = UNATTRIBUTED,
 ) {
   const client = await checkEligibility(db, input.clientId, input.environment);
   const url = await checkRegistrationUrl(input.url, input.environment, guard);
@@ -124,6 +126,15 @@ export async function createSubscription(
         secretProtected: protector.encrypt(secret),
       })
       .returning();
+    // The secret itself is never recorded.
+    await recordControlAction(tx, actor, {
+      action: 'webhooks.create',
+      laboratoryId: inserted.laboratoryId,
+      clientId: inserted.clientId,
+      environment: inserted.environment,
+      resourceId: inserted.id,
+      details: { url: inserted.url, event_types: inserted.eventTypes },
+    });
     return inserted;
   });
   return { ...describeSubscription(row), secret };
@@ -163,15 +174,21 @@ export async function findOwnedSubscription(db: Database, owner: Tenant, subscri
 }
 
 /** Chooses which event types the subscription receives from now on (events already emitted are not delivered again). */
-export async function setSubscriptionEventTypes(db: Database, subscriptionId: string, eventTypes: EventType[]): Promise<void> {
-  await db
-    .update(webhookSubscriptions)
-    .set({ eventTypes: [...new Set(eventTypes)] })
-    .where(eq(webhookSubscriptions.id, subscriptionId));
+export async function setSubscriptionEventTypes(db: Database, subscriptionId: string, eventTypes: EventType[], actor: ControlActor = UNATTRIBUTED): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(webhookSubscriptions)
+      .set({ eventTypes: [...new Set(eventTypes)] })
+      .where(eq(webhookSubscriptions.id, subscriptionId))
+      .returning();
+    if (row) await recordControlAction(tx, actor, { action: 'webhooks.update', ...subscriptionScope(row), details: { event_types: row.eventTypes } });
+  });
 }
 
+const subscriptionScope = (row: SubscriptionRow) => ({ laboratoryId: row.laboratoryId, clientId: row.clientId, environment: row.environment, resourceId: row.id });
+
 /** Stops deliveries at once: pending ones are cancelled, and new events no longer match. */
-export async function disableSubscription(db: Database, subscriptionId: string) {
+export async function disableSubscription(db: Database, subscriptionId: string, actor: ControlActor = UNATTRIBUTED) {
   return db.transaction(async (tx) => {
     const [row] = await tx
       .update(webhookSubscriptions)
@@ -180,6 +197,7 @@ export async function disableSubscription(db: Database, subscriptionId: string) 
       .returning();
     if (!row) throw new WebhookError('not_found', `no webhook subscription ${subscriptionId}`);
     const cancelled = await cancelPendingDeliveries(tx, { subscriptionId }, new Date());
+    await recordControlAction(tx, actor, { action: 'webhooks.disable', ...subscriptionScope(row), details: { cancelled_deliveries: cancelled.length } });
     return { ...describeSubscription(row), cancelled_deliveries: cancelled.length };
   });
 }
@@ -188,14 +206,18 @@ export async function disableSubscription(db: Database, subscriptionId: string) 
  * Replaces the secret. Every attempt signs with the secret stored at that moment, so the old one
  * is invalid from the next attempt on, retries of earlier events included.
  */
-export async function rotateSubscriptionSecret(db: Database, protector: DataProtector, subscriptionId: string) {
+export async function rotateSubscriptionSecret(db: Database, protector: DataProtector, subscriptionId: string, actor: ControlActor = UNATTRIBUTED) {
   const existing = await getSubscription(db, subscriptionId);
   if (existing.status !== 'active') throw subscriptionDisabled(subscriptionId);
   const secret = generateSigningSecret();
-  const [row] = await db
-    .update(webhookSubscriptions)
-    .set({ secretProtected: protector.encrypt(secret), secretRotatedAt: new Date() })
-    .where(eq(webhookSubscriptions.id, subscriptionId))
-    .returning();
+  const row = await db.transaction(async (tx) => {
+    const [updated] = await tx
+      .update(webhookSubscriptions)
+      .set({ secretProtected: protector.encrypt(secret), secretRotatedAt: new Date() })
+      .where(eq(webhookSubscriptions.id, subscriptionId))
+      .returning();
+    await recordControlAction(tx, actor, { action: 'webhooks.rotate_secret', ...subscriptionScope(updated) });
+    return updated;
+  });
   return { ...describeSubscription(row), secret };
 }

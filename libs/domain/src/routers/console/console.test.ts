@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { orders, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
+import { ReadAuditWriter } from '../../audit/read-audit';
 import type { Scope } from '../../auth/scopes';
 import { SCOPES } from '../../auth/scopes';
 import { createKey } from '../../control-plane/control-plane';
@@ -30,6 +31,7 @@ function callerFor(key: string) {
     authorization: `Bearer ${key}`,
     headers: {},
     protector,
+    audit: new ReadAuditWriter(sql),
     writeGate: new StreamWriteGate({ concurrency: 2 }),
     identified: {},
     response: { headers: {} },

@@ -8,4 +8,4 @@ import { createWebhookEndpointInput, createWebhookEndpointMeta, createWebhookEnd
 export const createWebhookEndpoint = partnerProcedure(createWebhookEndpointMeta)
   .input(createWebhookEndpointInput)
   .output(createWebhookEndpointOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await createEndpoint(ctx.db, ctx.protector, ctx.caller, input, webhookSettingsOf(ctx))));
+  .mutation(async ({ ctx, input }) => ok(ctx, await createEndpoint(ctx.db, ctx.protector, ctx.caller, input, webhookSettingsOf(ctx), ctx.requestId)));

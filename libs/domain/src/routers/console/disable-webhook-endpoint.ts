@@ -7,4 +7,4 @@ import { disableWebhookEndpointInput, disableWebhookEndpointMeta, disableWebhook
 export const disableWebhookEndpoint = partnerProcedure(disableWebhookEndpointMeta)
   .input(disableWebhookEndpointInput)
   .output(disableWebhookEndpointOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await disableEndpoint(ctx.db, ctx.caller, input.subscription_id)));
+  .mutation(async ({ ctx, input }) => ok(ctx, await disableEndpoint(ctx.db, ctx.caller, input.subscription_id, ctx.requestId)));

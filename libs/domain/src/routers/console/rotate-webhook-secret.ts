@@ -7,4 +7,4 @@ import { rotateWebhookSecretInput, rotateWebhookSecretMeta, rotateWebhookSecretO
 export const rotateWebhookSecret = partnerProcedure(rotateWebhookSecretMeta)
   .input(rotateWebhookSecretInput)
   .output(rotateWebhookSecretOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await rotateSecret(ctx.db, ctx.protector, ctx.caller, input.subscription_id)));
+  .mutation(async ({ ctx, input }) => ok(ctx, await rotateSecret(ctx.db, ctx.protector, ctx.caller, input.subscription_id, ctx.requestId)));

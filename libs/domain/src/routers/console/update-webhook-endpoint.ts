@@ -7,4 +7,4 @@ import { updateWebhookEndpointInput, updateWebhookEndpointMeta, updateWebhookEnd
 export const updateWebhookEndpoint = partnerProcedure(updateWebhookEndpointMeta)
   .input(updateWebhookEndpointInput)
   .output(updateWebhookEndpointOutput)
-  .mutation(async ({ ctx, input }) => ok(ctx, await updateEndpoint(ctx.db, ctx.caller, input.subscription_id, input)));
+  .mutation(async ({ ctx, input }) => ok(ctx, await updateEndpoint(ctx.db, ctx.caller, input.subscription_id, input, ctx.requestId)));

@@ -5,6 +5,7 @@ import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listOrderExceptionsMeta: PartnerProcedureMeta = {
   reads: 'replica',
+  audit: { orderId: 'orderId' },
   scope: 'orders:read',
   errors: ['not_found'],
   openapi: {

@@ -6,6 +6,7 @@ import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getReportDocumentMeta: PartnerProcedureMeta = {
   reads: 'replica',
+  audit: { orderId: 'orderId', resourceId: 'resultId', details: ['retrieval_id'] },
   scope: 'results:read',
   errors: ['not_found', 'report_not_modeled'],
   openapi: {

@@ -4,6 +4,7 @@ import { reportAvailabilitySchema } from '../../results/results.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getReportMeta: PartnerProcedureMeta = {
+  audit: { orderId: 'orderId', resourceId: 'resultId' },
   scope: 'results:read',
   errors: ['not_found', 'report_not_modeled'],
   openapi: {

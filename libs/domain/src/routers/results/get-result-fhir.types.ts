@@ -6,6 +6,7 @@ import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getResultFhirMeta: PartnerProcedureMeta = {
   reads: 'replica',
+  audit: { orderId: 'orderId', resourceId: 'resultId' },
   scope: 'results:read',
   errors: ['not_found', 'not_acceptable'],
   responseContentType: FHIR_CONTENT_TYPE,

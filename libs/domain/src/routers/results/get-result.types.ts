@@ -5,6 +5,7 @@ import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getResultMeta: PartnerProcedureMeta = {
   reads: 'replica',
+  audit: { orderId: 'orderId', resourceId: 'resultId' },
   scope: 'results:read',
   errors: ['not_found'],
   openapi: {

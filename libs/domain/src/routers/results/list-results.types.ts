@@ -5,6 +5,7 @@ import type { PartnerProcedureMeta } from '../../trpc';
 
 export const listResultsMeta: PartnerProcedureMeta = {
   reads: 'replica',
+  audit: { orderId: 'orderId' },
   scope: 'results:read',
   errors: ['not_found'],
   openapi: {
