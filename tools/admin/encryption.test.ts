@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { DataProtector, loadKeyring } from '@lop/domain';
+import { DataProtector, loadKeyring, sealAuditTrail, verifyAuditTrail } from '@lop/domain';
 import { testDatabaseUrl } from '@lop/testing';
 import { expectUsageError } from './testing/expect-error';
 import { adminWithEnvironment } from './testing/run-admin';
@@ -31,7 +31,7 @@ describe('admin encryption', () => {
     expectUsageError(await encryption('retire', 'one'), /expected a key version/);
     expectUsageError(await encryption('retire', '0x2'), /expected a key version/);
 
-    const rotated = await encryption('rotate');
+    const rotated = await adminWithEnvironment({ DATABASE_URL: database.url, PARTNER_ENCRYPTION_KEY: ENCRYPTION_KEY }, '--operator', 'erin@lab', 'encryption', 'rotate');
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(rotated.stdout).toMatch(/^Added key version 2; new writes use it\. .*admin encryption retire 1`\.\n$/);
     // The key is stored wrapped: unreadable without the master key, readable with it.
@@ -47,11 +47,21 @@ describe('admin encryption', () => {
     expect(wrongKey.stderr).toMatch(/another master key/);
 
     expectUsageError(await encryption('retire', '7'), /no key version 7 in the keyring \(never added, or already retired\); versions: 1, 2/);
-    const retired = await encryption('retire', '1');
+    const retired = await adminWithEnvironment({ DATABASE_URL: database.url, PARTNER_ENCRYPTION_KEY: ENCRYPTION_KEY }, '--operator', 'erin@lab', 'encryption', 'retire', '1');
     expect(retired.code, retired.stderr).toBe(0);
     expect(retired.stdout).toBe('Retired key version 1; the current version is 2.\n');
     const after = await encryption('status');
     expect(after.stdout).toMatch(/^Current key version: 2\n/);
     expect(after.stdout).not.toMatch(/^1 /m);
+
+    // Each change is in the audit trail with its operator, committed with it; refusals left none.
+    const audited = await connection.sql`select action, actor, door, resource_id, details from audit_records where action like 'encryption.%' order by id`;
+    expect(audited).toEqual([
+      { action: 'encryption.rotate', actor: 'operator:erin@lab', door: 'admin', resource_id: 'key-version:2', details: { version: 2, current_version: 2 } },
+      { action: 'encryption.retire', actor: 'operator:erin@lab', door: 'admin', resource_id: 'key-version:1', details: { version: 1, current_version: 2 } },
+    ]);
+    // Written by another path than drizzle's transactions (the keyring's postgres.js one): they seal and verify like every record.
+    expect((await sealAuditTrail(connection.sql, { marginSeconds: 0, now: new Date(Date.now() + 1000) })).sealed).toBeGreaterThanOrEqual(2);
+    expect(await verifyAuditTrail(connection.sql, { marginSeconds: 600 })).toMatchObject({ ok: true, problems: [] });
   }, 120_000);
 });

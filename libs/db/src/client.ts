@@ -2,6 +2,18 @@ import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { queryDeadlines } from './query-timeouts';
 export type Database = PostgresJsDatabase;
+
+/** Drizzle's query builder without a connection: it only builds statements (see runStatement). */
+export const statementBuilder: Database = drizzle.mock();
+
+/**
+ * Runs a statement built with drizzle on a postgres.js connection or transaction (one opened with
+ * `sql.begin`, which drizzle cannot wrap): the table's column mapping stays drizzle's.
+ */
+export async function runStatement(sql: postgres.Sql, statement: { toSQL(): { sql: string; params: unknown[] } }): Promise<void> {
+  const { sql: text, params } = statement.toSQL();
+  await sql.unsafe(text, params as postgres.ParameterOrJSON<never>[]);
+}
 /** The executor inside `db.transaction(async (tx) => …)`. */
 export type Transaction = Parameters<Parameters<Database['transaction']>[0]>[0];
 export type Sql = postgres.Sql;

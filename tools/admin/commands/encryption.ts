@@ -6,11 +6,12 @@ import {
   PLAIN_DECIMAL,
   PROTECTED_COLUMNS,
   protectorFor,
-  retireEncryptionKey,
-  rotateEncryptionKey,
+  retireEncryptionKeyAs,
+  rotateEncryptionKeyAs,
   type EncryptionStatus,
 } from '@lop/domain';
 import { withDatabase } from '../database';
+import { operatorActor } from '../operator';
 import { fields, jsonOption, print, table, UsageError, type OutputOptions } from '../output';
 
 function versionArgument(text: string): number {
@@ -52,7 +53,7 @@ function describeStatus(s: EncryptionStatus): string {
 
 /**
  * Encryption-key rotation (docs/operations.md § Key and secret rotation). Thin: every operation is
- * libs/domain/src/security/key-rotation.ts, where a control-plane audit record belongs.
+ * libs/domain/src/security/key-rotation.ts, recorded in the audit trail by control-plane.ts's wrappers.
  */
 export function registerEncryption(program: Command): void {
   const encryption = program.command('encryption').description('rotate the key that encrypts personal data at rest, watch re-encryption, retire old keys');
@@ -63,7 +64,7 @@ export function registerEncryption(program: Command): void {
     .addOption(jsonOption())
     .action(async (options: OutputOptions) => {
       const config = loadConfig();
-      const result = await withDatabase((_db, session) => rotateEncryptionKey(session.sql, protectorFor(config))).catch(refusalAsUsage);
+      const result = await withDatabase((_db, session) => rotateEncryptionKeyAs(session.sql, protectorFor(config), operatorActor())).catch(refusalAsUsage);
       print(result, options, (r) =>
         `Added key version ${r.version}; new writes use it. The delivery worker re-encrypts rows of version ${r.previous} and older: watch \`admin encryption status\`, then \`admin encryption retire ${r.previous}\`.`,
       );
@@ -84,7 +85,7 @@ export function registerEncryption(program: Command): void {
     .argument('<version>', 'key version, as `admin encryption status` lists it', versionArgument)
     .addOption(jsonOption())
     .action(async (version: number, options: OutputOptions) => {
-      const result = await withDatabase((_db, session) => retireEncryptionKey(session.sql, version)).catch(refusalAsUsage);
+      const result = await withDatabase((_db, session) => retireEncryptionKeyAs(session.sql, version, operatorActor())).catch(refusalAsUsage);
       print(result, options, (r) => `Retired key version ${r.version}; the current version is ${r.current_version}.`);
     });
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { auditRecords, type Transaction } from '@lop/db';
+import { auditRecords, runStatement, statementBuilder, type Sql, type Transaction } from '@lop/db';
 import type { Environment } from '../auth/scopes';
 
 /** Where an audited request or action came in. */
@@ -131,21 +131,33 @@ export interface ControlAction {
 /** Actions done by code that names no actor (fixtures, loaders): recorded, and visibly unattributed. */
 export const UNATTRIBUTED: ControlActor = { kind: 'system', name: 'unattributed' };
 
-/**
- * Records one control-plane action in the caller's transaction, so the record commits with the
- * action or not at all. The one entry point for every control-plane change (keys, grants, webhook
- * subscriptions, laboratory operations, encryption keys).
- */
-export async function recordControlAction(tx: Transaction, actor: ControlActor, action: ControlAction): Promise<void> {
-  // The schema before 0029, which this release also serves (docs/migrations.md): no trail yet. Asked
-  // first, as a failed insert would abort the caller's transaction.
-  const [{ exists }] = (await tx.execute(sql`select to_regclass('audit_records') is not null as exists`)) as unknown as { exists: boolean }[];
-  if (!exists) return;
+/** The row of a control-plane action: who did it, through which door. */
+function controlRow(actor: ControlActor, action: ControlAction): AuditRow {
   const who =
     actor.kind === 'operator'
       ? { actor: `operator:${actor.name}`, door: 'admin' as const }
       : actor.kind === 'key'
         ? { actor: `key:${actor.keyPrefix}`, door: actor.door, keyId: actor.keyId, requestId: actor.requestId }
         : { actor: `system:${actor.name}`, door: 'system' as const };
-  await tx.insert(auditRecords).values(auditRow({ kind: 'control', ...action, ...who }));
+  return auditRow({ kind: 'control', ...action, ...who });
+}
+
+// The schema before 0029, which this release also serves (docs/migrations.md): no trail yet. Asked
+// first, as a failed insert would abort the caller's transaction.
+const TRAIL_EXISTS = "select to_regclass('audit_records') is not null as exists";
+
+/**
+ * Records one control-plane action in the caller's transaction, so the record commits with the
+ * action or not at all. The one entry point for every control-plane change (keys, grants, webhook
+ * subscriptions, laboratory operations, encryption keys).
+ */
+export async function recordControlAction(tx: Transaction, actor: ControlActor, action: ControlAction): Promise<void> {
+  const [{ exists }] = (await tx.execute(sql.raw(TRAIL_EXISTS))) as unknown as { exists: boolean }[];
+  if (exists) await tx.insert(auditRecords).values(controlRow(actor, action));
+}
+
+/** recordControlAction in a postgres.js transaction (`sql.begin`: the encryption keyring's changes). */
+export async function recordControlActionOver(tx: Sql, actor: ControlActor, action: ControlAction): Promise<void> {
+  const [{ exists }] = await tx.unsafe<{ exists: boolean }[]>(TRAIL_EXISTS);
+  if (exists) await runStatement(tx, statementBuilder.insert(auditRecords).values(controlRow(actor, action)));
 }

@@ -1,8 +1,10 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
-import { apiClients, apiKeys, laboratories, programGrants, programs, type Database, type Transaction } from '@lop/db';
+import { apiClients, apiKeys, laboratories, programGrants, programs, type Database, type Sql, type Transaction } from '@lop/db';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
 import type { Environment, Scope } from '../auth/scopes';
-import { recordControlAction, UNATTRIBUTED, type ControlActor } from '../audit/record';
+import { recordControlAction, recordControlActionOver, UNATTRIBUTED, type ControlActor } from '../audit/record';
+import type { DataProtector } from '../security/protector';
+import { retireEncryptionKey, rotateEncryptionKey, type RecordKeyChange } from '../security/key-rotation';
 
 /**
  * Control-plane operations for laboratory administrators (admin CLI). They are not partner
@@ -196,4 +198,20 @@ export async function listClients(db: Database, laboratoryId?: string) {
     .where(laboratoryId ? eq(apiClients.laboratoryId, laboratoryId) : undefined)
     .orderBy(apiClients.createdAt);
   return rows.map((c) => ({ client_id: c.id, laboratory_id: c.laboratoryId, name: c.name, status: c.status }));
+}
+
+/** The audit record of a keyring change, written in the keyring's own transaction. */
+const recordKeyChange =
+  (actor: ControlActor): RecordKeyChange =>
+  (tx, { action, version, current_version }) =>
+    recordControlActionOver(tx, actor, { action, resourceId: `key-version:${version}`, details: { version, current_version } });
+
+/** `admin encryption rotate`: a new key version for personal data at rest (security/key-rotation.ts), recorded in the audit trail. */
+export function rotateEncryptionKeyAs(sql: Sql, protector: DataProtector, actor: ControlActor = UNATTRIBUTED) {
+  return rotateEncryptionKey(sql, protector, recordKeyChange(actor));
+}
+
+/** `admin encryption retire`: an old key version deleted once no row needs it, recorded in the audit trail. */
+export function retireEncryptionKeyAs(sql: Sql, version: number, actor: ControlActor = UNATTRIBUTED) {
+  return retireEncryptionKey(sql, version, recordKeyChange(actor));
 }

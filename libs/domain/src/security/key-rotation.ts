@@ -94,8 +94,14 @@ export class KeyRotationRefused extends Error {
   override name = 'KeyRotationRefused';
 }
 
+/**
+ * Writes the change's audit record in the change's own transaction (control-plane/ passes the
+ * audit trail's, which sits above this module): the change commits with its record or not at all.
+ */
+export type RecordKeyChange = (tx: Sql, change: { action: 'encryption.rotate' | 'encryption.retire'; version: number; current_version: number }) => Promise<void>;
+
 /** Adds a key version; new writes use it as soon as each process hears (NOTIFY, within milliseconds). */
-export async function rotateEncryptionKey(sql: Sql, protector: DataProtector): Promise<{ version: number; previous: number }> {
+export async function rotateEncryptionKey(sql: Sql, protector: DataProtector, record?: RecordKeyChange): Promise<{ version: number; previous: number }> {
   // A key wrapped under another master key would be unreadable by every other process.
   await loadKeyring(sql, protector);
   return sql.begin(async (tx) => {
@@ -105,6 +111,7 @@ export async function rotateEncryptionKey(sql: Sql, protector: DataProtector): P
     const version = previous + 1;
     await tx`insert into encryption_keys (version, wrapped_key) values (${version}, ${protector.newWrappedKey(version)})`;
     await tx`select pg_notify(${KEYRING_CHANNEL}, ${String(version)})`;
+    await record?.(tx as unknown as Sql, { action: 'encryption.rotate', version, current_version: version });
     return { version, previous };
   });
 }
@@ -201,7 +208,7 @@ const describeCounts = (rows: Record<ProtectedTable, number>) =>
  * naming the counts, while rows still use it; a row written with it meanwhile (a process that had
  * not heard of the rotation) makes the delete fail on the foreign key, and is refused the same way.
  */
-export async function retireEncryptionKey(sql: Sql, version: number): Promise<{ version: number; current_version: number }> {
+export async function retireEncryptionKey(sql: Sql, version: number, record?: RecordKeyChange): Promise<{ version: number; current_version: number }> {
   const refuseForRows = (rows: Record<ProtectedTable, number>) =>
     new KeyRotationRefused(
       `key version ${version} is still needed by ${describeCounts(rows)} row(s); wait until the re-encryption job has moved them (admin encryption status), then retire it`,
@@ -219,6 +226,7 @@ export async function retireEncryptionKey(sql: Sql, version: number): Promise<{ 
       // The foreign keys from each protected table check (and wait for) rows written meanwhile.
       await tx`delete from encryption_keys where version = ${version}`;
       await tx`select pg_notify(${KEYRING_CHANNEL}, ${`retired:${version}`})`;
+      await record?.(tx as unknown as Sql, { action: 'encryption.retire', version, current_version: current });
       return { version, current_version: current };
     });
   } catch (error) {
