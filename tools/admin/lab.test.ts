@@ -13,11 +13,16 @@ afterAll(() => database.close());
 const f = fixtures(database.db);
 const folder = mkdtempSync(join(tmpdir(), 'lab-cli-'));
 
-/** A laboratory, client, program and test of its own, and one order in `received` (as a partner would have placed it) or the given state. */
+/**
+ * A laboratory, client, program (granted to the client: an order of a program the client may not
+ * read emits no event) and test of its own, and one order in `received` (as a partner would have
+ * placed it) or the given state.
+ */
 async function newOrder(lifecycleDetail = 'received'): Promise<string> {
   const laboratory = await f.laboratory();
   const client = await f.client(laboratory.id);
   const program = await f.program(laboratory.id);
+  await f.grant(client.client_id, program);
   const item = await f.item(program.id);
   return (await f.order(client.client_id, program, item, { lifecycleDetail })).id;
 }

@@ -23,9 +23,10 @@ const f = fixtures(fx.db);
 let api: TestApi;
 
 const token = randomBytes(4).toString('hex');
+// A surname of its own: orders-personal-data.test.ts searches the same database for its patient, Quillfeather.
 const CANARIES = {
-  name: `Zebulon Quillfeather ${token}`,
-  email: `zebulon.quillfeather.${token}@example.org`,
+  name: `Zebulon Marchwood ${token}`,
+  email: `zebulon.marchwood.${token}@example.org`,
   phone: `+1 (555) 01${String(randomInt(0, 100_000)).padStart(5, '0')}`,
   clinical: `diabetic on metformin ${token}`,
 };
@@ -233,7 +234,7 @@ describe('the request log keeps no personal text a partner sent (canary)', () =>
         external_subject_id: CANARIES.email,
         collection: 'in_person_draw',
         collection_location: CANARIES.name,
-        patient: { legal_first_name: 'Zebulon', legal_last_name: `Quillfeather ${token}`, email: CANARIES.email, phone: CANARIES.phone, address_line1: CANARIES.clinical },
+        patient: { legal_first_name: 'Zebulon', legal_last_name: `Marchwood ${token}`, email: CANARIES.email, phone: CANARIES.phone, address_line1: CANARIES.clinical },
         ordering_provider: { name: CANARIES.name },
         clinical_notes: CANARIES.clinical,
       },

@@ -111,11 +111,15 @@ describe('the audit trail of partner reads', () => {
     expectError(forbidden, 403, 'forbidden');
     expect(await recordsOf(requestIdOf(forbidden))).toMatchObject([{ status: 403, order_id: orderId }]);
 
-    const malformed = await api.call('GET', `/v1/orders/${'x'.repeat(300)}`, { key: client.key });
-    expect(malformed.status).toBeGreaterThanOrEqual(400);
-    const [row] = await recordsOf(requestIdOf(malformed));
-    expect(row.status).toBe(malformed.status);
-    expect(row.order_id!.length).toBeLessThanOrEqual(200);
+    // A path that is not an id is the caller's text (a name, an email, a NUL byte): the refusal is
+    // recorded, the text is not; a NUL once made the record's insert fail and the refusal a 503.
+    for (const text of ['x'.repeat(300), encodeURIComponent('Ada Lovelace ada@example.org'), '%00']) {
+      const malformed = await api.call('GET', `/v1/orders/${text}/results`, { key: client.key });
+      expect(malformed.status, text).toBeGreaterThanOrEqual(400);
+      expect(malformed.status, text).toBeLessThan(500);
+      const [row] = await recordsOf(requestIdOf(malformed));
+      expect(row, text).toMatchObject({ status: malformed.status, order_id: null });
+    }
 
     const anonymous = await api.call('GET', `/v1/orders/${orderId}`);
     expectError(anonymous, 401, 'unauthorized');

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { errorBodyFor } from '../http/error-response';
 import { PartnerError } from '../http/errors';
 import type { Caller } from '../auth/authenticate';
@@ -21,10 +22,17 @@ interface AuditedContext {
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
-function inputText(input: unknown, field: string | undefined): string | null {
+const SERVICE_ID = z.uuid();
+
+/**
+ * An id the caller sent, when it is one of the service's ids (every audited input is). Anything
+ * else is the caller's own text (a name or an email typed into a path, a NUL byte) and is not
+ * kept: the record still has the route and the refusal's status.
+ */
+function inputId(input: unknown, field: string | undefined): string | null {
   if (!field || !input || typeof input !== 'object') return null;
   const value = (input as Record<string, unknown>)[field];
-  return typeof value === 'string' ? value : null;
+  return SERVICE_ID.safeParse(value).success ? (value as string) : null;
 }
 
 /**
@@ -47,7 +55,7 @@ export async function auditRead(
   const pathParams = ctx.door === 'rest' && meta.openapi ? [...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]) : [];
   const status = outcome.ok ? (ctx.response.status ?? meta.successStatus ?? 200) : errorBodyFor(outcome.error, ctx.requestId, pathParams).status;
   const details = meta.audit.details?.length
-    ? Object.fromEntries(meta.audit.details.map((field) => [field, inputText(input, field)]).filter(([, v]) => v !== null))
+    ? Object.fromEntries(meta.audit.details.map((field) => [field, inputId(input, field)]).filter(([, v]) => v !== null))
     : null;
   await ctx.audit.record({
     kind: 'read',
@@ -61,8 +69,8 @@ export async function auditRead(
     route: meta.openapi ? `${meta.openapi.method} ${meta.openapi.path}` : null,
     status,
     requestId: ctx.requestId,
-    orderId: inputText(input, meta.audit.orderId),
-    resourceId: inputText(input, meta.audit.resourceId),
+    orderId: inputId(input, meta.audit.orderId),
+    resourceId: inputId(input, meta.audit.resourceId),
     details: details && Object.keys(details).length > 0 ? (details as Record<string, string>) : null,
   });
 }
