@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS "audit_records" (
 	"content_hash" bytea NOT NULL,
 	"seal_seq" bigint,
 	"chain_hash" bytea,
-	CONSTRAINT "audit_records_pkey" PRIMARY KEY("id","recorded_at")
+	CONSTRAINT "audit_records_pkey" PRIMARY KEY("recorded_at","id")
 ) PARTITION BY RANGE ("recorded_at");--> statement-breakpoint
 -- The indexes are made on the new, empty parent before any partition exists, so nothing waits on
 -- them (and CONCURRENTLY is not possible on a partitioned parent).
@@ -51,11 +51,9 @@ CREATE INDEX IF NOT EXISTS "audit_records_by_client" ON "audit_records" USING bt
 -- squawk-ignore require-concurrent-index-creation
 CREATE INDEX IF NOT EXISTS "audit_records_by_key" ON "audit_records" USING btree ("key_id","recorded_at");--> statement-breakpoint
 -- squawk-ignore require-concurrent-index-creation
-CREATE INDEX IF NOT EXISTS "audit_records_by_time" ON "audit_records" USING btree ("recorded_at");--> statement-breakpoint
--- squawk-ignore require-concurrent-index-creation
 CREATE INDEX IF NOT EXISTS "audit_records_unsealed" ON "audit_records" USING btree ("recorded_at") WHERE "seal_seq" IS NULL;--> statement-breakpoint
 -- squawk-ignore require-concurrent-index-creation
-CREATE INDEX IF NOT EXISTS "audit_records_by_seal" ON "audit_records" USING btree ("seal_seq");--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "audit_records_by_seal" ON "audit_records" USING btree ("seal_seq") WHERE "audit_records"."seal_seq" is not null;--> statement-breakpoint
 DO $$
 DECLARE
   month_start timestamp := date_trunc('month', now() AT TIME ZONE 'UTC');

@@ -43,12 +43,12 @@ export async function sealAuditTrail(sql: Sql, options: { marginSeconds: number;
     const done = await sql.begin(async (tx) => {
       const [{ locked }] = await tx<{ locked: boolean }[]>`select pg_try_advisory_xact_lock(${tx.unsafe(SEAL_LOCK)}) as locked`;
       if (!locked) return -1;
-      const rows = await tx<{ id: string; ms: string; content_hash: Buffer }[]>`
-        select id, (extract(epoch from recorded_at) * 1000)::bigint as ms, content_hash from audit_records
+      const rows = await tx<{ id: string; ms: string; at: string; content_hash: Buffer }[]>`
+        select id, (extract(epoch from recorded_at) * 1000)::bigint as ms, recorded_at::text as at, content_hash from audit_records
         where seal_seq is null and recorded_at < ${cutoff.toISOString()}
         order by recorded_at, id limit ${batch}`;
       if (rows.length === 0) return 0;
-      const byPeriod = new Map<string, { id: string; ms: string; content_hash: Buffer }[]>();
+      const byPeriod = new Map<string, { id: string; ms: string; at: string; content_hash: Buffer }[]>();
       for (const row of rows) {
         const period = periodOf(new Date(Number(row.ms)));
         byPeriod.set(period, [...(byPeriod.get(period) ?? []), row]);
@@ -59,22 +59,24 @@ export async function sealAuditTrail(sql: Sql, options: { marginSeconds: number;
         let previous: Buffer = head ? head.head_hash : genesisOf(period);
         let position = head ? Number(head.sealed_count) : 0;
         const ids: string[] = [];
+        const ats: string[] = [];
         const positions: number[] = [];
         const chains: string[] = [];
         for (const record of records) {
           position += 1;
           previous = chainHashOf(previous, Number(record.id), position, record.content_hash);
           ids.push(record.id);
+          ats.push(record.at);
           positions.push(position);
           chains.push(previous.toString('hex'));
         }
         const from = new Date(`${period}T00:00:00Z`);
         const to = nextPeriod(from, 'month');
-        // Bounded by the month, so only its partition is touched.
+        // Bounded by the month, so only its partition is touched; each row found by its key (recorded_at, id).
         await tx`
           update audit_records a set seal_seq = v.position, chain_hash = decode(v.chain, 'hex')
-          from unnest(${ids}::bigint[], ${positions}::bigint[], ${chains}::text[]) as v(id, position, chain)
-          where a.id = v.id and a.recorded_at >= ${from.toISOString()} and a.recorded_at < ${to.toISOString()} and a.seal_seq is null`;
+          from unnest(${ids}::bigint[], ${ats}::text[], ${positions}::bigint[], ${chains}::text[]) as v(id, at, position, chain)
+          where a.recorded_at = v.at::timestamptz and a.id = v.id and a.recorded_at >= ${from.toISOString()} and a.recorded_at < ${to.toISOString()} and a.seal_seq is null`;
         await tx`
           insert into audit_chain_heads (period, sealed_count, head_hash, sealed_at)
           values (${period}, ${position}, ${previous}, now())
