@@ -110,7 +110,7 @@ export interface VerifyReport {
   problems: VerifyProblem[];
 }
 
-interface StoredRecord {
+export interface StoredRecord {
   id: string;
   ms: string;
   kind: string;

@@ -1,5 +1,5 @@
 import { nextPeriod, type Sql } from '@lop/db';
-import { periodOf, STORED_COLUMNS } from './chain';
+import { periodOf, STORED_COLUMNS, type StoredRecord } from './chain';
 
 /** One record as `admin audit list` and `admin audit export` show it. */
 export interface AuditRecordView {
@@ -24,27 +24,8 @@ export interface AuditRecordView {
   chain_hash: string | null;
 }
 
-interface Stored {
-  id: string;
-  ms: string;
-  kind: string;
-  laboratory_id: string | null;
-  client_id: string | null;
-  environment: string | null;
-  key_id: string | null;
-  actor: string;
-  action: string;
-  door: string;
-  route: string | null;
-  status: number | null;
-  request_id: string | null;
-  order_id: string | null;
-  resource_id: string | null;
-  details: string | null;
-  content_hash: Buffer;
-  seal_seq: string | null;
-  chain_hash: Buffer | null;
-}
+/** A stored record, sealed or not yet (chain.ts's StoredRecord is always sealed). */
+type Stored = Omit<StoredRecord, 'seal_seq' | 'chain_hash'> & { seal_seq: string | null; chain_hash: Buffer | null };
 
 const viewOf = (r: Stored): AuditRecordView => ({
   id: Number(r.id),
