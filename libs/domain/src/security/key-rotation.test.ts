@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { connectDatabase, createTestDatabase, migrationsFolderOf, runMigrations, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { seedDemoTenant } from '../control-plane/demo-seed';
 import {
@@ -30,17 +30,6 @@ async function watchingProtector(): Promise<DataProtector> {
   return p;
 }
 
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}
 
 const serverUrl = () => withDatabase(inject('databaseUrl'), 'postgres');
 const unique = (prefix: string) => `${prefix}-${randomUUID()}`;
@@ -96,7 +85,7 @@ describe('online encryption-key rotation', () => {
     const { version, previous } = await rotateEncryptionKey(connection.sql, protector());
     expect(previous).toBe(1);
     expect(version).toBe(2);
-    await eventually(() => expect(before.currentKeyVersion).toBe(2));
+    await vi.waitFor(() => expect(before.currentKeyVersion).toBe(2), { timeout: 5000, interval: 10 });
     const lagMs = performance.now() - started;
     console.log(`key rotation heard by a running process after ${lagMs.toFixed(1)} ms (NOTIFY)`);
     const sealed = before.encrypt({ n: 'new' });
@@ -226,7 +215,7 @@ describe('online encryption-key rotation', () => {
     await reencryptAll(connection.sql, p);
     expect((await encryptionStatus(connection.sql)).job.remaining.orders).toBe(0);
     await retireEncryptionKey(connection.sql, 2);
-    await eventually(() => expect(p.keyVersions).toEqual([1, 3]));
+    await vi.waitFor(() => expect(p.keyVersions).toEqual([1, 3]), { timeout: 5000, interval: 10 });
   });
 });
 
