@@ -88,16 +88,21 @@ describe('the webhook operations budget', () => {
   });
 
   it('25 concurrent endpoint creations (within the budget) create at most the 10-endpoint cap', async () => {
-    // Room for all 25 at once: the endpoint cap is what is tested, not the per-client write gate
-    // that the budget's spend passes through (guard.ts); on a loaded machine (CI) its 500 ms wait
-    // ran out and some creations were answered 429 too_many_concurrent_writes.
-    const roomy = await startTestApi({ PARTNER_WEBHOOK_OPERATION_RATE_LIMIT: '1000', PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true', PARTNER_CLIENT_WRITE_CONCURRENCY: '25' });
+    const roomy = await startTestApi({ PARTNER_WEBHOOK_OPERATION_RATE_LIMIT: '1000', PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true' });
     try {
       const f = fixtures(fx.db);
       const client = await f.client((await f.laboratory()).id);
       const key = await f.key(client.client_id, 'sandbox');
       const inputs = Array.from({ length: 25 }, (_, i) => ({ url: `${receiverUrl}/${i}`, event_types: ['order.created'] }));
+      // A 429 says "not now, try again" (on a loaded machine, CI, some of 25 simultaneous writes of
+      // one client get it): sent again until every creation has its final answer, as a partner does.
       const results = await many('console.webhooks.create', inputs, key, roomy);
+      for (let round = 0; round < 50 && results.some((r) => r.error?.data.httpStatus === 429); round++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const again = results.flatMap((r, i) => (r.error?.data.httpStatus === 429 ? [i] : []));
+        const answers = await many('console.webhooks.create', again.map((i) => inputs[i]), key, roomy);
+        again.forEach((i, n) => (results[i] = answers[n]));
+      }
       expect(results.filter((r) => r.result)).toHaveLength(10);
       for (const r of results.filter((r) => r.error)) {
         expect(r.error!.data.httpStatus).toBe(409);
