@@ -10,7 +10,6 @@
  */
 const DOMAIN_STACK = [
   // Foundations: no domain knowledge.
-  'limits.ts',
   'versions.ts',
   'http',
   'security',

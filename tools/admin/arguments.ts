@@ -1,5 +1,6 @@
+import { ENVIRONMENTS, type Scope } from '@lop/contract';
 import { InvalidArgumentError } from 'commander';
-import { ENVIRONMENTS, hasRefusedCharacter, parseScopeList, type Scope } from '@lop/domain';
+import { hasRefusedCharacter, parseScopeList } from '@lop/domain';
 import { parseDuration } from './duration';
 
 // Commander reports an InvalidArgumentError as a usage error naming the option: exit code 2.

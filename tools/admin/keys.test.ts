@@ -1,5 +1,6 @@
+import { SCOPES } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, createKey, SCOPES } from '@lop/domain';
+import { authenticate, createKey } from '@lop/domain';
 import { fixtures } from '@lop/testing';
 import { admin, openTestDatabase } from './testing/run-admin';
 import { expectFailure, expectUsageError } from './testing/expect-error';

@@ -1,9 +1,10 @@
 import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SCOPES } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { authenticate, bannerKeyFile, SCOPES } from '@lop/domain';
+import { authenticate, bannerKeyFile } from '@lop/domain';
 import { testDatabaseUrl } from '@lop/testing';
 import { adminWithEnvironment } from './testing/run-admin';
 

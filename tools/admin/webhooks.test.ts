@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClients, webhookDeliveries, webhookSubscriptions } from '@lop/db';
-import { appendEvents, attachDeliveryQueue, createKey, DataProtector, lazyDeliveryQueue, revokeKey, webhookSettings, loadConfig, SCOPES } from '@lop/domain';
+import { appendEvents, attachDeliveryQueue, createKey, DataProtector, lazyDeliveryQueue, revokeKey, webhookSettings, loadConfig } from '@lop/domain';
 import { fixtures, startReceiver, testDatabaseUrl, verifyDelivery, type Receiver } from '@lop/testing';
 import { expectFailure, expectUsageError } from './testing/expect-error';
 import { admin, adminWithEnvironment, openTestDatabase } from './testing/run-admin';

@@ -20,10 +20,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import postgres from 'postgres';
 import { connectDatabase, createTestDatabase, freePort, type Sql } from '@lop/db';
 import { startEmbeddedPrimary, startStreamingReplica } from '@lop/db/testing/replica';
-import { createSubscription, DataProtector, encodeCursor, PARTNER_BASE_PATH } from '@lop/domain';
+import { createSubscription, DataProtector, encodeCursor } from '@lop/domain';
 import { startReceiver } from '@lop/testing';
 import { runLoad } from './http-load';
 import { BENCH_ITEM_ID, BENCH_PROGRAM_ID, loadBenchData } from './load-data';

@@ -5,8 +5,8 @@
  *
  *   node --import tsx tools/bench/flood-creates.ts '<json settings>'   # prints one JSON line: FloodFigures
  */
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import autocannon from 'autocannon';
-import { PARTNER_BASE_PATH } from '@lop/domain';
 
 export interface FloodSettings {
   url: string;

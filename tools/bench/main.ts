@@ -9,7 +9,7 @@
  *   npm run bench -- --quick --no-webhooks --api-cpu-profile /tmp/prof   # where does the API's CPU go?
  *   npm run bench -- --scale                                           # 10 k, 100 k and 1 M orders (tools/bench/scale.ts)
  *   npm run bench -- --scale --sizes 10000,100000
- *   npm run bench -- --noisy-neighbour-only                            # one client's load against another's latency (tools/bench/noisy-neighbour.ts)
+ *   npm run bench -- --noisy-neighbour-only                            # one client's load (creates, recovers, held GET /v1/events?wait) against another's latency (tools/bench/noisy-neighbour.ts)
  *   npm run bench -- --upgrade --delivery-rows 250000                  # a rolling upgrade from the previous release under traffic (tools/upgrade)
  *   npm run bench -- --soak --minutes 20 --busy 6                       # replicas SIGKILLed under several partners' writes (tools/bench/soak.ts)
  *   npm run bench -- --audit                                           # GET order throughput with the audit trail on vs off (tools/bench/audit-cost.ts)
@@ -24,8 +24,9 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { connectDatabase, createTestDatabase, freePort, locateDatabase } from '@lop/db';
-import { loadConfig, PARTNER_BASE_PATH } from '@lop/domain';
+import { loadConfig } from '@lop/domain';
 import { pageEvents, runLoad, type LoadResult } from './http-load';
 import { loadBenchData } from './load-data';
 import { bundle, REPO_ROOT, rssOf, sampleRss, startService, type ServiceProcess } from './processes';
@@ -66,6 +67,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '10000,100000,1000000' },
     'other-clients': { type: 'string', default: '19' },
     'page-events': { type: 'string', default: '250000' },
+    'scale-rounds': { type: 'string', default: '3' },
     rate: { type: 'string' },
     'create-rate': { type: 'string' },
     'noisy-neighbour-only': { type: 'boolean', default: false },
@@ -139,6 +141,7 @@ async function scaleRun(): Promise<void> {
     getRate: values.rate ? Number(values.rate) : undefined,
     createRate: values['create-rate'] ? Number(values['create-rate']) : undefined,
     pageEvents: Number(values['page-events']),
+    rounds: num(values['scale-rounds'], 3, 1),
     api: { entry: await apiEntryPoint(), nodeOptions: values['api-node-options']!, nodeArgs: profileArgs(), logLevel: settings.logLevel, poolSize: settings.poolSize },
     keepDatabases: values['keep-database']!,
     say,
@@ -147,8 +150,8 @@ async function scaleRun(): Promise<void> {
   const note =
     `${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, Node ${process.versions.node}; PostgreSQL on ${location.source === 'url' ? "DATABASE_URL's server" : 'the embedded server'}; ` +
     `the load generator, the API and PostgreSQL share these cores, and other processes on the machine count in the load average (recorded per size). ` +
-    `Each size is a fresh database: half of the orders belong to the bench client, the other half to ${values['other-clients']} other clients in turn, so every stream's rows are spread over the whole table, and a CHECKPOINT writes the load back before anything is measured. ` +
-    `Fixed rates are the same at every size (half of the first size's peak unless --rate / --create-rate); ${settings.seconds} s per measurement, ${settings.connections} connections; ` +
+    `Each size is a database of its own, all loaded before anything is measured: half of the orders belong to the bench client, the other half to ${values['other-clients']} other clients in turn, so every stream's rows are spread over the whole table, and a CHECKPOINT writes each load back. ` +
+    `Fixed rates are the same at every size (half of the smallest peak the sizes reach in a calibration pass, unless --rate / --create-rate); ${settings.seconds} s per measurement, ${settings.connections} connections; ` +
     `each stream position is timed over ${Math.ceil(Number(values['page-events']) / 500)} pages of 500 events after a warm-up read (a short stream is read again; the tail is the last 5,000 events, read again). API: the production bundle, NODE_OPTIONS=${values['api-node-options']}, LOG_LEVEL=${settings.logLevel}, pool ${settings.poolSize}.`;
   const markdown = scaleMarkdown(date, rows, note);
   mkdirSync(values.out!, { recursive: true });
@@ -302,6 +305,7 @@ const noisyNeighbour = async (): Promise<NoisyNeighbourResults | NotMeasured> =>
         createBudget: Number(values['noisy-create-budget']),
         deadLetters: quick ? 1_000 : 10_000,
         slowAnswerMs: 9_000,
+        waitingPerClient: 10,
         say,
       });
 

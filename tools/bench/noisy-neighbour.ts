@@ -6,7 +6,10 @@
  *       create budget per minute (`createBudget`, above B's own rate; `--noisy-create-budget`
  *       raises it, e.g. to 100000, to see the concurrency limit alone against raw CPU), and
  *   (b) recovers 10,000 dead letters of an endpoint that answers after 9 s, through the console's
- *       `console.webhooks.recover` (as many calls as it takes).
+ *       `console.webhooks.recover` (as many calls as it takes), and
+ *   (c) holds its maximum of waiting reads of GET /v1/events?wait=30 (PARTNER_EVENTS_WAITING_PER_CLIENT,
+ *       each sent again as soon as it is answered), while as many more readers are refused 429 and
+ *       retry after Retry-After.
  * Recorded: B's GET p99 and first-attempt webhook p99 during ÷ solo, B's errors, and A's slowest
  * refusal (and slowest answer). Run by `npm run bench` (its `noisyNeighbour` section) or alone with
  * `npm run bench -- --noisy-neighbour-only`.
@@ -17,6 +20,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { spawn } from 'node:child_process';
+import { PARTNER_BASE_PATH, SCOPES } from '@lop/contract';
 import { connectDatabase, createTestDatabase, freePort, type DatabaseConnection } from '@lop/db';
 import {
   appendEvents,
@@ -29,8 +33,6 @@ import {
   grantPrograms,
   loadConfig,
   openDeliveryQueue,
-  PARTNER_BASE_PATH,
-  SCOPES,
   seedDemo,
   webhookSettings,
   type EventDraft,
@@ -58,6 +60,8 @@ export interface NoisyNeighbourOptions {
   deadLetters: number;
   /** How long A's endpoint takes to answer, in ms. */
   slowAnswerMs: number;
+  /** PARTNER_EVENTS_WAITING_PER_CLIENT of the run: the waiting reads A holds in (c). */
+  waitingPerClient: number;
   say: (line: string) => void;
 }
 
@@ -82,11 +86,19 @@ export interface RecoverFigures {
   seconds: number;
 }
 
+export interface WaitingReadFigures {
+  /** A's GET /v1/events?wait answers by status, and how many were held (unanswered for over 2 s) when the phase ended. */
+  statusCodes: Record<string, number>;
+  heldAtEnd: number;
+  slowestRefusalMs: number | null;
+}
+
 export interface NoisyNeighbourResults {
   settings: Omit<NoisyNeighbourOptions, 'say' | 'serverUrl' | 'apiEntry'>;
   solo: NeighbourPhase;
   createFlood: NeighbourPhase & { readP99Ratio: number; webhookP99Ratio: number; a: FloodFigures };
   recover: NeighbourPhase & { readP99Ratio: number; webhookP99Ratio: number; a: RecoverFigures };
+  waitingReads: NeighbourPhase & { readP99Ratio: number; webhookP99Ratio: number; a: WaitingReadFigures };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -192,6 +204,7 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
       PARTNER_CREATE_ORDER_RATE_LIMIT: String(options.createBudget),
       PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true',
       PARTNER_METRICS_PORT: '0',
+      PARTNER_EVENTS_WAITING_PER_CLIENT: String(options.waitingPerClient),
     };
     const api = await startService(options.apiEntry, { ...env, NODE_OPTIONS: options.apiNodeOptions }, { port: await freePort(), readyPath: '/readyz' });
     services.push(api);
@@ -325,6 +338,14 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
     const recover: RecoverFigures = { calls, replayed, statusCodes: recoverCodes, slowestRefusalMs: slowestRecoverRefusalMs, slowestCallMs, seconds: recoverSeconds };
     say(`  A: ${calls} recover calls ${JSON.stringify(recoverCodes)}, ${replayed} replays, slowest call ${slowestCallMs} ms; A's endpoint hit ${receivers.slowHits()} times`);
 
+    say(`noisy neighbour: (c) A holds its ${options.waitingPerClient} waiting reads of GET /v1/events?wait=30, and ${options.waitingPerClient} more readers are refused and retry`);
+    const holding = holdWaitingReads(base, fx.keysA[0], options.waitingPerClient * 2);
+    await holding.started;
+    await sleep(1_000);
+    const duringWaits = await neighbourB('A holds waiting reads');
+    const waits = await holding.stop();
+    say(`  A: ${JSON.stringify(waits.statusCodes)}, ${waits.heldAtEnd} held at the end, slowest refusal ${waits.slowestRefusalMs} ms`);
+
     const ratio = (during: number, alone: number) => Number((during / Math.max(alone, 1)).toFixed(2));
     return {
       settings: {
@@ -339,10 +360,12 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
         createBudget: options.createBudget,
         deadLetters: options.deadLetters,
         slowAnswerMs: options.slowAnswerMs,
+        waitingPerClient: options.waitingPerClient,
       },
       solo,
       createFlood: { ...duringFlood, readP99Ratio: ratio(duringFlood.reads.p99, solo.reads.p99), webhookP99Ratio: ratio(duringFlood.webhooks.p99, solo.webhooks.p99), a },
       recover: { ...duringRecover, readP99Ratio: ratio(duringRecover.reads.p99, solo.reads.p99), webhookP99Ratio: ratio(duringRecover.webhooks.p99, solo.webhooks.p99), a: recover },
+      waitingReads: { ...duringWaits, readP99Ratio: ratio(duringWaits.reads.p99, solo.reads.p99), webhookP99Ratio: ratio(duringWaits.webhooks.p99, solo.webhooks.p99), a: waits },
     };
   } finally {
     // The worker is stopped hard (its in-flight attempts are A's slow answers), the API gracefully.
@@ -357,6 +380,60 @@ export async function measureNoisyNeighbour(options: NoisyNeighbourOptions): Pro
     await connection.close();
     await database.drop();
   }
+}
+
+/**
+ * `readers` loops of GET /v1/events?wait=30 from the end of A's stream, each sent again as soon as
+ * it is answered (A's stream gets no events meanwhile: each is held to its deadline or until
+ * stopped); a 429 is retried after its Retry-After, as a well-behaved partner would.
+ */
+function holdWaitingReads(base: string, key: string, readers: number) {
+  const statusCodes: Record<string, number> = {};
+  // When each unanswered read was sent: one answered 429 is answered at once, a held one is not.
+  const inFlight = new Set<{ sent: number }>();
+  let slowestRefusalMs: number | null = null;
+  const stop = new AbortController();
+  const get = (query: string) => fetch(`${base}/v1/events${query}`, { headers: { authorization: `Bearer ${key}` }, signal: stop.signal });
+  const started = (async () => {
+    let cursor = '';
+    for (;;) {
+      const page = ((await (await get(`?limit=500${cursor ? `&cursor=${cursor}` : ''}`)).json()) as { data: { next_cursor: string; has_more: boolean } }).data;
+      cursor = page.next_cursor;
+      if (!page.has_more) return cursor;
+    }
+  })();
+  const loops = (async () => {
+    const cursor = await started;
+    await Promise.all(
+      Array.from({ length: readers }, async () => {
+        while (!stop.signal.aborted) {
+          const read = { sent: Date.now() };
+          inFlight.add(read);
+          try {
+            const response = await get(`?cursor=${cursor}&wait=30`);
+            await response.arrayBuffer();
+            statusCodes[response.status] = (statusCodes[response.status] ?? 0) + 1;
+            inFlight.delete(read);
+            if (response.status === 429) {
+              slowestRefusalMs = Math.max(slowestRefusalMs ?? 0, Date.now() - read.sent);
+              await sleep(Number(response.headers.get('retry-after') ?? 1) * 1000);
+            }
+          } catch {
+            inFlight.delete(read);
+          }
+        }
+      }),
+    );
+  })();
+  return {
+    started,
+    stop: async (): Promise<WaitingReadFigures> => {
+      const heldAtEnd = [...inFlight].filter((read) => Date.now() - read.sent > 2_000).length;
+      stop.abort();
+      await loops;
+      return { statusCodes, heldAtEnd, slowestRefusalMs };
+    },
+  };
 }
 
 /** The markdown lines of the section. */
@@ -374,11 +451,18 @@ export function noisyNeighbourMarkdown(r: NoisyNeighbourResults): string[] {
     phase('B alone', r.solo),
     phase(`(a) A floods creates, ${r.settings.floodKeys} keys × ${r.settings.floodConnections} connections`, r.createFlood),
     phase(`(b) A recovers ${r.settings.deadLetters.toLocaleString('en-US')} dead letters (endpoint answers after ${r.settings.slowAnswerMs / 1000} s)`, r.recover),
+    ...(r.waitingReads ? [phase(`(c) A holds its ${r.settings.waitingPerClient} waiting reads (GET /v1/events?wait=30), ${r.settings.waitingPerClient} more refused and retrying`, r.waitingReads)] : []),
     '',
     `Targets (2 cores): readP99Ratio ≤ 1.5, webhookP99Ratio ≤ 2, A's refusals within 1 s, 0 errors for B.`,
     '',
     `(a) readP99Ratio ${r.createFlood.readP99Ratio}, webhookP99Ratio ${r.createFlood.webhookP99Ratio}; A: ${r.createFlood.a.requests} requests ${JSON.stringify(r.createFlood.a.statusCodes)}, slowest refusal ${refusal(r.createFlood.a.slowestRefusalMs)}, slowest answer ${r.createFlood.a.slowestAnswerMs} ms.`,
     `(b) readP99Ratio ${r.recover.readP99Ratio}, webhookP99Ratio ${r.recover.webhookP99Ratio}; A: ${r.recover.a.calls} recover calls ${JSON.stringify(r.recover.a.statusCodes)}, ${r.recover.a.replayed} replays, slowest refusal ${refusal(r.recover.a.slowestRefusalMs)}, slowest call ${r.recover.a.slowestCallMs} ms.`,
+    // Results written before (c) existed have no waitingReads.
+    ...(r.waitingReads
+      ? [
+          `(c) readP99Ratio ${r.waitingReads.readP99Ratio}, webhookP99Ratio ${r.waitingReads.webhookP99Ratio}; A: ${JSON.stringify(r.waitingReads.a.statusCodes)}, ${r.waitingReads.a.heldAtEnd} held at the end, slowest refusal ${refusal(r.waitingReads.a.slowestRefusalMs)}.`,
+        ]
+      : []),
     '',
   ];
 }

@@ -121,6 +121,9 @@ export function markdownReport(r: BenchResults): string {
     w.measured
       ? `| webhook commit-to-receipt at ${w.rate} events/s: p50 / p99 (max) | ${w.p50} ms / ${w.p99} ms (${w.max} ms) | | |`
       : `| webhook commit-to-receipt | not measured: ${w.reason} | | |`,
+    ...(w.measured && w.waitingReader
+      ? [`| a partner holding GET /v1/events?wait=25, the same events: commit-to-read p50 / p99 (max) | ${w.waitingReader.p50} ms / ${w.waitingReader.p99} ms (${w.waitingReader.max} ms) | | |`]
+      : []),
     w.measured
       ? `| webhook backlog of ${fmt(w.backlog)} deliveries: drain rate (baseline: a bare delivery loop to the same receiver) | ${fmt(w.drainPerSecond)} deliveries/s (${w.drainSeconds} s) | ${fmt(w.bareDeliveriesPerSecond)} deliveries/s | ${ratio(w.drainPerSecond, w.bareDeliveriesPerSecond)} |`
       : `| webhook backlog drain | not measured | | |`,

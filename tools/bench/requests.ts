@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PARTNER_BASE_PATH } from '@lop/domain';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import type { BenchData } from './load-data';
 
 export interface BenchRequest {

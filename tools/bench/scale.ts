@@ -1,16 +1,17 @@
 /**
  * `npm run bench -- --scale`: how the partner API behaves as a laboratory's history grows. For each
  * size (10 k, 100 k and 1 M orders by default) a fresh database is loaded (tools/bench/load-data.ts,
- * generated in PostgreSQL), the API is started on it, and the same measurements are taken: GET
- * order and create order at a fixed rate (the same at every size, so latencies compare) and at
- * peak, paging the bench client's stream from its oldest cursor, its middle and its tail, and a
- * small client's stream among many, with the load time, the table and index sizes and the plans of
- * the hot queries (EXPLAIN ANALYZE).
+ * generated in PostgreSQL) and an API is started on it; then, in rounds that take the sizes in
+ * turn, the same measurements are taken: GET order and create order at a fixed rate (the same at
+ * every size, so latencies compare) and at peak, paging the bench client's stream from its oldest
+ * cursor, its middle and its tail, and a small client's stream among many, with the load time, the
+ * table and index sizes and the plans of the hot queries (EXPLAIN ANALYZE).
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { connectDatabase, createTestDatabase, freePort, type Sql } from '@lop/db';
-import { DataProtector, encodeCursor, PARTNER_BASE_PATH } from '@lop/domain';
+import { DataProtector, encodeCursor } from '@lop/domain';
 import { readStream, runLoad, type LoadResult, type StreamRead } from './http-load';
 import { loadBenchData, type BenchData } from './load-data';
 import { startService } from './processes';
@@ -22,11 +23,13 @@ export interface ScaleOptions {
   otherClients: number;
   seconds: number;
   connections: number;
-  /** Fixed request rates; omitted = half of the peak measured at the first size. */
+  /** Fixed request rates; omitted = half of the smallest peak the sizes reach in a calibration pass. */
   getRate?: number;
   createRate?: number;
   /** Events read per stream position (at least this many pages of 500 are timed, a short stream read again). */
   pageEvents: number;
+  /** Rounds of measurements, the sizes in turn; each figure is the median of its rounds. */
+  rounds: number;
   api: { entry: string; nodeOptions: string; nodeArgs: string[]; logLevel: string; poolSize: number };
   keepDatabases: boolean;
   say: (line: string) => void;
@@ -53,110 +56,193 @@ export interface ScaleRow {
   paging: { oldest: StreamRead; middle: StreamRead; tail: StreamRead };
   filtered: StreamRead & { clientEvents: number };
   plans: Record<string, string>;
+  /** Every round's figures; the fields above hold each measure's median round. */
+  rounds: ScaleRound[];
 }
 
 const SIZED_TABLES = ['orders', 'specimens', 'result_versions', 'events', 'idempotency_keys'];
 
-export async function runScale(options: ScaleOptions): Promise<ScaleRow[]> {
-  const rows: ScaleRow[] = [];
-  let getRate = options.getRate;
-  let createRate = options.createRate;
-  for (const size of options.sizes) {
-    const before = loadavg();
-    options.say(`scale: ${size.toLocaleString('en-US')} orders (load average ${before.map((n) => n.toFixed(2)).join(' ')})`);
-    const database = await createTestDatabase(options.serverUrl, 'bench');
-    try {
-      const connection = connectDatabase(database.url, { max: 4, applicationName: 'bench-loader' });
-      let data: BenchData;
-      let sizes: TableSize[];
-      let plans: Record<string, string>;
-      let events: number;
-      try {
-        data = await loadBenchData(connection, { orders: size, otherClients: options.otherClients, exclusive: true, log: (line) => options.say(`  data: ${line}`) });
-        sizes = await tableSizes(connection.sql);
-        [{ events }] = await connection.sql<{ events: number }[]>`select coalesce(sum(last_sequence), 0)::float8 as events from event_streams`;
-        plans = await queryPlans(connection.sql, data);
-        // The load leaves gigabytes of dirty pages at 1 M orders; written back by the next
-        // checkpoint while the API is measured, they stalled reads (GET p99 139 ms against 35 ms at
-        // 10 k, 2026-11-28T0436Z). The question is how the service behaves with that history, not
-        // while the machine flushes it: the flush happens here, before any measurement.
-        await connection.sql`checkpoint`;
-      } finally {
-        await connection.close();
-      }
-      // The service's key, so the bench can mint the cursor the API would hand out at a position.
-      const masterKey = randomBytes(32);
-      const cursorProtector = new DataProtector(masterKey);
-      const cursorAt = (sequence: number) => encodeCursor(cursorProtector, { clientId: data.caller.clientId, environment: data.caller.environment }, sequence);
-      const api = await startService(
-        options.api.entry,
-        {
-          DATABASE_URL: database.url,
-          LOG_LEVEL: options.api.logLevel,
-          PARTNER_DB_POOL_SIZE: String(options.api.poolSize),
-          PARTNER_ENCRYPTION_KEY: masterKey.toString('base64'),
-          PARTNER_CREATE_ORDER_RATE_LIMIT: '100000',
-          PARTNER_METRICS_PORT: String(await freePort()),
-          NODE_OPTIONS: options.api.nodeOptions,
-        },
-        { port: await freePort(), readyPath: '/readyz', nodeArgs: options.api.nodeArgs },
-      );
-      try {
-        const load = (title: string, request: ReturnType<typeof getOrderRequests>, expectStatus: number, rate?: number, seconds = options.seconds) =>
-          runLoad({ url: api.url, title, seconds, connections: options.connections, rate, request, expectStatus, pid: api.pid });
-        const gets = getOrderRequests(data);
-        const creates = createOrderRequests(data);
-        await load('warm-up GET', gets, 200, undefined, Math.max(2, Math.round(options.seconds / 4)));
-        const getPeak = await load('GET order, peak', gets, 200);
-        getRate ??= Math.max(1, Math.round(getPeak.requestsPerSecond / 2));
-        const getFixed = await load(`GET order at ${getRate} req/s`, gets, 200, getRate);
-        await load('warm-up create', creates, 201, undefined, Math.max(2, Math.round(options.seconds / 4)));
-        const createPeak = await load('create order, peak', creates, 201);
-        createRate ??= Math.max(1, Math.round(createPeak.requestsPerSecond / 2));
-        const createFixed = await load(`create order at ${createRate} req/s`, creates, 201, createRate);
+/** One size's database, loaded and checkpointed, with an API running on it. */
+interface PreparedSize {
+  size: number;
+  database: { url: string; drop(): Promise<void> };
+  data: BenchData;
+  sizes: TableSize[];
+  plans: Record<string, string>;
+  events: number;
+  loadAverageBefore: number[];
+  /** The service's key, so the bench can mint the cursor the API would hand out at a position. */
+  masterKey: Buffer;
+  cursorAt: (sequence: number) => string;
+  api?: Awaited<ReturnType<typeof startService>>;
+}
 
-        const base = api.url + PARTNER_BASE_PATH;
-        const n = data.eventCount;
-        const span = options.pageEvents;
-        // Each position is timed over the same number of pages (a short stream is read again), after
-        // a warm-up read, so a percentile compares like with like across sizes.
-        const pages = Math.ceil(span / 500);
-        await readStream(base, data.key, { afterSequence: Math.floor(n / 3), maxEvents: 5_000, cursorAt });
-        const oldest = await readStream(base, data.key, { afterSequence: 0, maxEvents: span, minPages: pages });
-        const middle = await readStream(base, data.key, { afterSequence: Math.floor(n / 2), maxEvents: span, minPages: pages, cursorAt });
-        // The tail: a reader that has caught up reads the last few pages, again and again.
-        const tail = await readStream(base, data.key, { afterSequence: Math.max(0, n - 5_000), maxEvents: span, minPages: pages, cursorAt });
-        // One client among many: the smallest stream, its rows spread over the whole table.
-        const small = [...data.others].sort((a, b) => a.eventCount - b.eventCount)[0];
-        const filtered = small
-          ? { ...(await readStream(base, small.key, { afterSequence: 0, maxEvents: span, minPages: pages })), clientEvents: small.eventCount }
-          : { ...(await readStream(base, data.key, { afterSequence: 0, maxEvents: span, minPages: pages })), clientEvents: n };
-        options.say(
-          `  GET p50/p99 ${getFixed.p50}/${getFixed.p99} ms at ${getRate}/s; create ${createFixed.p50}/${createFixed.p99} ms at ${createRate}/s; paging ${Math.round(oldest.eventsPerSecond)}/${Math.round(middle.eventsPerSecond)}/${Math.round(tail.eventsPerSecond)} events/s; filtered ${Math.round(filtered.eventsPerSecond)} events/s`,
-        );
-        rows.push({
-          orders: size,
-          events,
-          benchClient: { orders: data.orderIds.length, events: n },
-          otherClients: data.others.length,
-          loadAverage: { before, after: loadavg() },
-          load: { seconds: Number(Object.values(data.timings).reduce((a, b) => a + b, 0).toFixed(1)), phases: data.timings },
-          sizes,
-          get: { rate: getRate, fixed: getFixed, peak: getPeak },
-          create: { rate: createRate, fixed: createFixed, peak: createPeak },
-          paging: { oldest, middle, tail },
-          filtered,
-          plans,
-        });
-      } finally {
-        await api.stop();
+/** What one round measured at one size. */
+export interface ScaleRound {
+  round: number;
+  loadAverage: { before: number[]; after: number[] };
+  get: { fixed: LoadResult; peak: LoadResult };
+  create: { fixed: LoadResult; peak: LoadResult };
+  paging: { oldest: StreamRead; middle: StreamRead; tail: StreamRead };
+  filtered: StreamRead;
+}
+
+/** The middle element by `key` (the lower middle of an even count): a real measurement, not a blend of two. */
+export function medianBy<T>(items: T[], key: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/**
+ * Every size is loaded first and keeps its database and API for the whole run; then the same
+ * measurements are taken in `rounds` rounds, the sizes in turn (reversed every other round), and
+ * each figure is the median of its rounds. Measured one size after the other, the machine's mood
+ * moved between them: the same 1 M database answered GET at peak 2,162/s in one run and 1,059/s
+ * in another (2026-12-01), more than the history's own effect.
+ */
+export async function runScale(options: ScaleOptions): Promise<ScaleRow[]> {
+  const prepared: PreparedSize[] = [];
+  try {
+    for (const size of options.sizes) prepared.push(await prepareSize(options, size));
+    for (const entry of prepared) entry.api = await startApi(options, entry);
+
+    const load = (entry: PreparedSize, title: string, request: ReturnType<typeof getOrderRequests>, expectStatus: number, rate?: number, seconds = options.seconds) =>
+      runLoad({ url: entry.api!.url, title, seconds, connections: options.connections, rate, request, expectStatus, pid: entry.api!.pid });
+    const warmup = Math.max(2, Math.round(options.seconds / 4));
+
+    // The fixed rates: half of the smallest peak any size reaches, so no size is measured as a queue.
+    let getRate = options.getRate;
+    let createRate = options.createRate;
+    if (getRate === undefined || createRate === undefined) {
+      const getPeaks: number[] = [];
+      const createPeaks: number[] = [];
+      for (const entry of prepared) {
+        options.say(`scale: calibrating the fixed rates at ${entry.size.toLocaleString('en-US')} orders`);
+        await load(entry, 'warm-up GET', getOrderRequests(entry.data), 200, undefined, warmup);
+        getPeaks.push((await load(entry, 'GET order, peak (calibration)', getOrderRequests(entry.data), 200)).requestsPerSecond);
+        await load(entry, 'warm-up create', createOrderRequests(entry.data), 201, undefined, warmup);
+        createPeaks.push((await load(entry, 'create order, peak (calibration)', createOrderRequests(entry.data), 201)).requestsPerSecond);
       }
-    } finally {
-      if (options.keepDatabases) options.say(`  database kept: ${database.url}`);
-      else await database.drop();
+      getRate ??= Math.max(1, Math.round(Math.min(...getPeaks) / 2));
+      createRate ??= Math.max(1, Math.round(Math.min(...createPeaks) / 2));
+    }
+
+    const rounds = new Map<number, ScaleRound[]>(prepared.map((entry) => [entry.size, []]));
+    for (let round = 1; round <= options.rounds; round++) {
+      const order = round % 2 === 1 ? prepared : [...prepared].reverse();
+      for (const entry of order) {
+        options.say(`scale: round ${round} of ${options.rounds}, ${entry.size.toLocaleString('en-US')} orders`);
+        rounds.get(entry.size)!.push(await measureRound(options, entry, round, { getRate, createRate, load, warmup }));
+      }
+    }
+
+    return prepared.map((entry) => {
+      const measured = rounds.get(entry.size)!;
+      const median = <T>(pick: (r: ScaleRound) => T, key: (value: T) => number) => medianBy(measured.map(pick), key);
+      const byP99 = (r: LoadResult) => r.p99;
+      const byPage = (r: StreamRead) => r.pageP99;
+      const filtered = median((r) => r.filtered, byPage);
+      const small = [...entry.data.others].sort((a, b) => a.eventCount - b.eventCount)[0];
+      return {
+        orders: entry.size,
+        events: entry.events,
+        benchClient: { orders: entry.data.orderIds.length, events: entry.data.eventCount },
+        otherClients: entry.data.others.length,
+        loadAverage: { before: entry.loadAverageBefore, after: measured.at(-1)!.loadAverage.after },
+        load: { seconds: Number(Object.values(entry.data.timings).reduce((a, b) => a + b, 0).toFixed(1)), phases: entry.data.timings },
+        sizes: entry.sizes,
+        get: { rate: getRate, fixed: median((r) => r.get.fixed, byP99), peak: median((r) => r.get.peak, (r) => r.requestsPerSecond) },
+        create: { rate: createRate, fixed: median((r) => r.create.fixed, byP99), peak: median((r) => r.create.peak, (r) => r.requestsPerSecond) },
+        paging: { oldest: median((r) => r.paging.oldest, byPage), middle: median((r) => r.paging.middle, byPage), tail: median((r) => r.paging.tail, byPage) },
+        filtered: { ...filtered, clientEvents: small?.eventCount ?? entry.data.eventCount },
+        plans: entry.plans,
+        rounds: measured,
+      };
+    });
+  } finally {
+    for (const entry of prepared) {
+      await entry.api?.stop();
+      if (options.keepDatabases) options.say(`  database kept: ${entry.database.url}`);
+      else await entry.database.drop();
     }
   }
-  return rows;
+}
+
+async function prepareSize(options: ScaleOptions, size: number): Promise<PreparedSize> {
+  const loadAverageBefore = loadavg();
+  options.say(`scale: loading ${size.toLocaleString('en-US')} orders (load average ${loadAverageBefore.map((n) => n.toFixed(2)).join(' ')})`);
+  const database = await createTestDatabase(options.serverUrl, 'bench');
+  const connection = connectDatabase(database.url, { max: 4, applicationName: 'bench-loader' });
+  try {
+    const data = await loadBenchData(connection, { orders: size, otherClients: options.otherClients, exclusive: true, log: (line) => options.say(`  data: ${line}`) });
+    const sizes = await tableSizes(connection.sql);
+    const [{ events }] = await connection.sql<{ events: number }[]>`select coalesce(sum(last_sequence), 0)::float8 as events from event_streams`;
+    const plans = await queryPlans(connection.sql, data);
+    // The load leaves gigabytes of dirty pages at 1 M orders; written back by the next
+    // checkpoint while the API is measured, they stalled reads (GET p99 139 ms against 35 ms at
+    // 10 k, 2026-11-28T0436Z). The question is how the service behaves with that history, not
+    // while the machine flushes it: the flush happens here, before any measurement.
+    await connection.sql`checkpoint`;
+    const masterKey = randomBytes(32);
+    const cursorProtector = new DataProtector(masterKey);
+    const cursorAt = (sequence: number) => encodeCursor(cursorProtector, { clientId: data.caller.clientId, environment: data.caller.environment }, sequence);
+    return { size, database, data, sizes, plans, events, loadAverageBefore, masterKey, cursorAt };
+  } catch (error) {
+    await database.drop().catch(() => undefined);
+    throw error;
+  } finally {
+    await connection.close();
+  }
+}
+
+async function startApi(options: ScaleOptions, entry: PreparedSize) {
+  return startService(
+    options.api.entry,
+    {
+      DATABASE_URL: entry.database.url,
+      LOG_LEVEL: options.api.logLevel,
+      PARTNER_DB_POOL_SIZE: String(options.api.poolSize),
+      PARTNER_ENCRYPTION_KEY: entry.masterKey.toString('base64'),
+      PARTNER_CREATE_ORDER_RATE_LIMIT: '100000',
+      PARTNER_METRICS_PORT: String(await freePort()),
+      NODE_OPTIONS: options.api.nodeOptions,
+    },
+    { port: await freePort(), readyPath: '/readyz', nodeArgs: options.api.nodeArgs },
+  );
+}
+
+type Load = (entry: PreparedSize, title: string, request: ReturnType<typeof getOrderRequests>, expectStatus: number, rate?: number, seconds?: number) => Promise<LoadResult>;
+
+async function measureRound(options: ScaleOptions, entry: PreparedSize, round: number, run: { getRate: number; createRate: number; load: Load; warmup: number }): Promise<ScaleRound> {
+  const before = loadavg();
+  const { data, cursorAt } = entry;
+  const gets = getOrderRequests(data);
+  const creates = createOrderRequests(data);
+  await run.load(entry, 'warm-up GET', gets, 200, undefined, run.warmup);
+  const getPeak = await run.load(entry, 'GET order, peak', gets, 200);
+  const getFixed = await run.load(entry, `GET order at ${run.getRate} req/s`, gets, 200, run.getRate);
+  await run.load(entry, 'warm-up create', creates, 201, undefined, run.warmup);
+  const createPeak = await run.load(entry, 'create order, peak', creates, 201);
+  const createFixed = await run.load(entry, `create order at ${run.createRate} req/s`, creates, 201, run.createRate);
+
+  const base = entry.api!.url + PARTNER_BASE_PATH;
+  const n = data.eventCount;
+  const span = options.pageEvents;
+  // Each position is timed over the same number of pages (a short stream is read again), after
+  // a warm-up read, so a percentile compares like with like across sizes.
+  const pages = Math.ceil(span / 500);
+  await readStream(base, data.key, { afterSequence: Math.floor(n / 3), maxEvents: 5_000, cursorAt });
+  const oldest = await readStream(base, data.key, { afterSequence: 0, maxEvents: span, minPages: pages });
+  const middle = await readStream(base, data.key, { afterSequence: Math.floor(n / 2), maxEvents: span, minPages: pages, cursorAt });
+  // The tail: a reader that has caught up reads the last few pages, again and again.
+  const tail = await readStream(base, data.key, { afterSequence: Math.max(0, n - 5_000), maxEvents: span, minPages: pages, cursorAt });
+  // One client among many: the smallest stream, its rows spread over the whole table.
+  const small = [...data.others].sort((a, b) => a.eventCount - b.eventCount)[0];
+  const filtered = await readStream(base, small?.key ?? data.key, { afterSequence: 0, maxEvents: span, minPages: pages });
+  options.say(
+    `  GET p50/p99 ${getFixed.p50}/${getFixed.p99} ms at ${run.getRate}/s; create ${createFixed.p50}/${createFixed.p99} ms at ${run.createRate}/s; page p99 ${oldest.pageP99}/${middle.pageP99}/${tail.pageP99} ms; small client ${filtered.pageP99} ms`,
+  );
+  return { round, loadAverage: { before, after: loadavg() }, get: { fixed: getFixed, peak: getPeak }, create: { fixed: createFixed, peak: createPeak }, paging: { oldest, middle, tail }, filtered };
 }
 
 /** Rows and bytes per table; a partitioned one (events) summed over its partitions (a plain table is its own one leaf). */
@@ -248,7 +334,22 @@ export function scaleMarkdown(date: string, rows: ScaleRow[], note: string): str
       }),
     ),
     '',
-    `Failed or unexpected responses: ${rows.map((r) => `${fmt(r.orders)}: ${r.get.fixed.failures + r.get.peak.failures + r.create.fixed.failures + r.create.peak.failures}`).join(', ')}.`,
+    `Each figure is the median of ${first.rounds.length} round${first.rounds.length === 1 ? '' : 's'}, the sizes measured in turn (reversed every other round). Per round, p99 in ms:`,
+    '',
+    `| p99 per round | ${cols.join(' | ')} |`,
+    `|---|${rows.map(() => '---|').join('')}`,
+    ...(
+      [
+        ['GET order at the fixed rate', (r: ScaleRound) => r.get.fixed.p99],
+        ['create at the fixed rate', (r: ScaleRound) => r.create.fixed.p99],
+        ['page from the oldest cursor', (r: ScaleRound) => r.paging.oldest.pageP99],
+        ['page from the middle', (r: ScaleRound) => r.paging.middle.pageP99],
+        ['page at the tail', (r: ScaleRound) => r.paging.tail.pageP99],
+        ['page of the small client', (r: ScaleRound) => r.filtered.pageP99],
+      ] as const
+    ).map(([label, pick]) => `| ${label} | ${rows.map((r) => r.rounds.map(pick).join(' / ')).join(' | ')} |`),
+    '',
+    `Failed or unexpected responses (all rounds): ${rows.map((r) => `${fmt(r.orders)}: ${r.rounds.reduce((sum, x) => sum + x.get.fixed.failures + x.get.peak.failures + x.create.fixed.failures + x.create.peak.failures, 0)}`).join(', ')}.`,
     '',
     '### Plans (EXPLAIN ANALYZE, BUFFERS) at each size',
     '',

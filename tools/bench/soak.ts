@@ -13,9 +13,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { EVENT_TYPES, PARTNER_BASE_PATH, SCOPES } from '@lop/contract';
 import postgres from 'postgres';
 import { connectDatabase, createTestDatabase, freePort } from '@lop/db';
-import { createClient, createKey, createSubscription, DataProtector, demoId, EVENT_TYPES, grantPrograms, PARTNER_BASE_PATH, SCOPES, seedDemo } from '@lop/domain';
+import { createClient, createKey, createSubscription, DataProtector, demoId, grantPrograms, seedDemo } from '@lop/domain';
 import { startService, type ServiceProcess } from './processes';
 
 export interface SoakOptions {

@@ -12,6 +12,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { SCOPES } from '@lop/contract';
 import { connectDatabase, createTestDatabase, migrationsFolderOf, runMigrations, withDatabase } from '@lop/db';
 import {
   appendEvents,
@@ -23,7 +24,6 @@ import {
   demoId,
   grantPrograms,
   openDeliveryQueue,
-  SCOPES,
   seedDemo,
   type EventDraft,
 } from '@lop/domain';

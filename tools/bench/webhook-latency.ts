@@ -1,5 +1,6 @@
 /**
- * Webhook delivery benchmark: commit-to-receipt latency at a steady event rate, and the drain rate
+ * Webhook delivery benchmark: commit-to-receipt latency at a steady event rate — of the webhook
+ * worker, and of a partner reading GET /v1/events?wait=25 (the API as its own process) — and the drain rate
  * of a backlog spread over several clients and of one client's backlog alone, against a real
  * receiver on 127.0.0.1 — and, as the drains' yardstick in the same run, the rate of a bare
  * delivery loop (signed POSTs to the same receiver, same concurrency).
@@ -12,7 +13,8 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
-import { connectDatabase, createTestDatabase, locateDatabase } from '@lop/db';
+import { PARTNER_BASE_PATH } from '@lop/contract';
+import { connectDatabase, createTestDatabase, freePort, locateDatabase } from '@lop/db';
 import {
   appendEvents,
   attachDeliveryQueue,
@@ -28,6 +30,7 @@ import {
 } from '@lop/domain';
 import { startDeliveryWorker } from '@lop/delivery-worker';
 import { startReceiver } from '@lop/testing';
+import { startService } from './processes';
 
 const { values } = parseArgs({
   options: {
@@ -57,16 +60,16 @@ try {
   /** A sandbox client of the demo laboratory with a key and an endpoint on the receiver for order.updated: its stream. */
   const subscribedStream = async (name: string) => {
     const client = await createClient(database.db, demo.laboratory_id, name);
-    await createKey(database.db, { clientId: client.client_id, environment: 'sandbox', scopes: ['events:read'] });
+    const { key } = await createKey(database.db, { clientId: client.client_id, environment: 'sandbox', scopes: ['events:read'] });
     await createSubscription(
       database.db,
       protector,
       { clientId: client.client_id, environment: 'sandbox', url: receiver.url('/bench'), eventTypes: ['order.updated'] },
       webhookSettings(config).destination,
     );
-    return { clientId: client.client_id, environment: 'sandbox' as const };
+    return { clientId: client.client_id, environment: 'sandbox' as const, key };
   };
-  const stream = await subscribedStream('Benchmark Health');
+  const { key: streamKey, ...stream } = await subscribedStream('Benchmark Health');
   const sender = await openDeliveryQueue({ databaseUrl: testDatabase.url, settings: webhookSettings(config).queue, role: 'sender' });
   const detach = attachDeliveryQueue(sender);
   const draft = (): EventDraft => ({
@@ -76,8 +79,26 @@ try {
   });
   const eventIdOf = (i: number) => String(receiver.requests[i].headers['x-partner-event-id']);
 
-  // 1. Steady rate: one event per transaction; latency = receipt time minus the commit's return.
+  // 1. Steady rate: one event per transaction; latency = receipt time minus the commit's return,
+  // for the webhook worker and for a partner holding GET /v1/events?wait=25 (the API's own process).
   let worker = await startDeliveryWorker(testDatabase.url, { config });
+  const api = await startService('apps/partner-api/src/main.ts', { DATABASE_URL: testDatabase.url, LOG_LEVEL: 'warn', PARTNER_ENCRYPTION_KEY: encryptionKey }, { port: await freePort(), readyPath: '/readyz' });
+  const readAt = new Map<string, number>();
+  const stopReading = new AbortController();
+  const reading = (async () => {
+    let cursor = '';
+    while (!stopReading.signal.aborted) {
+      const response = await fetch(`${api.url}${PARTNER_BASE_PATH}/v1/events?limit=500&wait=25${cursor ? `&cursor=${cursor}` : ''}`, {
+        headers: { authorization: `Bearer ${streamKey}` },
+        signal: stopReading.signal,
+      }).catch(() => undefined);
+      if (!response) break;
+      const page = ((await response.json()) as { data: { events: { event_id: string }[]; next_cursor: string } }).data;
+      const at = Date.now();
+      for (const event of page.events) readAt.set(event.event_id, at);
+      cursor = page.next_cursor;
+    }
+  })();
   const committedAt = new Map<string, number>();
   const total = Math.round(rate * seconds);
   const startedAt = Date.now();
@@ -92,6 +113,17 @@ try {
   latencies.sort((a, b) => a - b);
   console.log(`steady rate: ${total} events at ${rate}/s, one per transaction`);
   console.log(`  commit-to-receipt latency: median ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`);
+  const deadline = Date.now() + 30_000;
+  while (readAt.size < total && Date.now() < deadline) await sleep(50);
+  stopReading.abort();
+  await reading;
+  await api.stop();
+  // The commit's return is taken after the transaction's promise resolves, so a read can be seen first: 0 then.
+  const readLatencies = [...committedAt].filter(([id]) => readAt.has(id)).map(([id, at]) => Math.max(0, readAt.get(id)! - at));
+  readLatencies.sort((a, b) => a - b);
+  console.log(
+    `  waiting reader (GET /v1/events?wait=25): ${readLatencies.length} of ${total} read, commit-to-read latency: p50 ${percentile(readLatencies, 50)} ms, p99 ${percentile(readLatencies, 99)} ms, max ${readLatencies.at(-1)} ms`,
+  );
 
   // 2. Backlog: write it while no worker runs, then time one worker draining it. It is spread over
   // as many clients as the worker's concurrency holds at its per-client limit (a laboratory's

@@ -16,6 +16,8 @@ export interface WebhookFigures {
   singleClientSeconds: number;
   /** The same number of signed POSTs to the same receiver at the worker's concurrency, no queue: the drain's yardstick. */
   bareDeliveriesPerSecond: number;
+  /** The same events' commit-to-read latency for a partner holding GET /v1/events?wait=25 (absent from results before it was measured). */
+  waitingReader?: { p50: number; p99: number; max: number };
 }
 
 export interface NotMeasured {
@@ -44,6 +46,7 @@ export async function measureWebhooks(options: { serverUrl: string; rate: number
   const drain = /drained in (\d+(?:\.\d+)?) s.*?: (\d+) deliveries\/s/.exec(output);
   const single = /one client's backlog: .*? drained alone in (\d+(?:\.\d+)?) s.*?: (\d+) deliveries\/s/.exec(output);
   const bare = /bare delivery loop: .*: (\d+) deliveries\/s/.exec(output);
+  const reader = /commit-to-read latency: p50 (\d+) ms, p99 (\d+) ms, max (\d+) ms/.exec(output);
   if (code !== 0 || !latency || !drain || !single || !bare) {
     return { measured: false, reason: `tools/bench/webhook-latency.ts ${code === null ? 'was stopped after the time limit' : `exited with ${code}`}${latency && drain && single && bare ? '' : ' without its figures'}: ${output.trim().split('\n').slice(-3).join(' / ')}` };
   }
@@ -60,5 +63,6 @@ export async function measureWebhooks(options: { serverUrl: string; rate: number
     singleClientSeconds: Number(single[1]),
     singleClientPerSecond: Number(single[2]),
     bareDeliveriesPerSecond: Number(bare[1]),
+    ...(reader ? { waitingReader: { p50: Number(reader[1]), p99: Number(reader[2]), max: Number(reader[3]) } } : {}),
   };
 }

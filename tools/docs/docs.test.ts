@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LIFECYCLE_DETAILS, RETRY_AFTER_MAX_SECONDS, SCOPES, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 import { describe, expect, it } from 'vitest';
-import { decideNext, ERROR_CODES, LIFECYCLE_DETAILS, PROJECT_ROOT, RETRY_AFTER_MAX_SECONDS, SCOPES, SPEC_RETRY_DELAYS_SECONDS } from '@lop/domain';
+import { decideNext, ERROR_CODES, EXCEPTION_CATEGORIES, exceptionCategorySchema, PROJECT_ROOT } from '@lop/domain';
 import { DOC_FILES, fillBlocks, findScenarios, generatedBlocks } from './generate-docs';
 
 const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
@@ -22,6 +23,15 @@ describe('partner docs match the code', () => {
   it('the scopes table names every scope the code enforces and every lifecycle state', () => {
     for (const scope of SCOPES) expect(read('docs/authentication.md')).toContain(`\`${scope}\``);
     for (const detail of Object.keys(LIFECYCLE_DETAILS)) expect(read('docs/lifecycle.md')).toContain(`| \`${detail}\` |`);
+  });
+
+  it('results-reports-exceptions.md states the exception policy table in code: one row per category, every attribute', () => {
+    const text = read('docs/results-reports-exceptions.md');
+    expect(text).toContain(`<!-- generated:exception-categories (npm run docs) -->\n${blocks['exception-categories']}\n<!-- /generated:exception-categories -->`);
+    for (const category of exceptionCategorySchema.options) {
+      const p = EXCEPTION_CATEGORIES[category];
+      expect(text).toContain(`| \`${category}\` | ${p.severity} | ${p.owner_role} | ${p.entity_type} | ${p.retryable} | \`${p.partner_next_action}\` | ${p.opened_when} |`);
+    }
   });
 
   it('errors.md names every error code', () => {

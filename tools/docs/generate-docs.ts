@@ -1,7 +1,7 @@
 /**
  * The parts of the partner docs that restate the code — scopes per endpoint, the lifecycle and
- * transition tables, every enumeration, event types, delivery headers, the webhook samples and
- * the sandbox scenarios — are generated into marked blocks of docs/*.md:
+ * transition tables, every enumeration, the exception policy, event types, delivery headers, the
+ * webhook samples, the sandbox scenarios, the audited and the replica reads — are generated into marked blocks of docs/*.md:
  *
  *   <!-- generated:name (npm run docs) -->
  *   …
@@ -11,20 +11,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { forEachOpenApiProcedure } from 'trpc-to-openapi';
+import { EVENT_TYPES, LIFECYCLE_DETAILS, type LifecycleDetail, OPENAPI_PATH, PARTNER_BASE_PATH, SCOPES } from '@lop/contract';
 import * as domain from '@lop/domain';
 import {
   buildAsyncApiDocument,
   buildOpenApiDocument,
   ENUM_DOCUMENTATION,
-  LIFECYCLE_DETAILS,
-  PARTNER_BASE_PATH,
+  EXCEPTION_CATEGORIES,
   partnerCanCancel,
   partnerRouter,
   PROJECT_ROOT,
-  SCOPES,
   TRANSITIONS,
-  type LifecycleDetail,
   type ProcedureMeta,
 } from '@lop/domain';
 import { capacityBlocks } from '../bench/capacity-docs';
@@ -35,13 +32,45 @@ const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
 const table = (header: string[], rows: string[][]) => [row(header), row(header.map(() => '---')), ...rows.map(row)].join('\n');
 const code = (text: string) => `\`${text}\``;
 
+/** Every procedure of the partner router, REST routes and the console's alike, by its tRPC path. */
+function procedures(): { path: string; meta: ProcedureMeta }[] {
+  const record = partnerRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
+  return Object.entries(record).map(([path, procedure]) => ({ path, meta: procedure._def.meta ?? ({} as ProcedureMeta) }));
+}
+
+/** The REST routes among them (the procedures with an OpenAPI path). */
 function routes(): { method: string; path: string; meta: ProcedureMeta }[] {
-  const list: { method: string; path: string; meta: ProcedureMeta }[] = [];
-  forEachOpenApiProcedure(partnerRouter._def.procedures, ({ meta }) => {
-    const m = meta as ProcedureMeta;
-    list.push({ method: m.openapi!.method, path: m.openapi!.path, meta: m });
-  });
-  return list;
+  return procedures()
+    .filter((p) => p.meta.openapi)
+    .map((p) => ({ method: p.meta.openapi!.method, path: p.meta.openapi!.path, meta: p.meta }));
+}
+
+const routeOf = (p: { path: string; meta: ProcedureMeta }) => (p.meta.openapi ? code(`${p.meta.openapi.method} ${p.meta.openapi.path}`) : `the console's ${code(p.path)}`);
+
+/** docs/audit.md: the reads whose meta says `audit`, with the action their records carry (the tRPC path). */
+function auditedReadsTable(): string {
+  return table(
+    ['route', 'action'],
+    procedures()
+      .filter((p) => p.meta.audit)
+      .map((p) => [routeOf(p), `${code(p.path)}${p.meta.audit!.details?.length ? ` (${p.meta.audit!.details.map(code).join(', ')} in \`details\`)` : ''}`]),
+  );
+}
+
+/** docs/operations.md: the procedures whose meta says `reads: 'replica'`. */
+function replicaReadsList(): string {
+  return procedures()
+    .filter((p) => p.meta.reads === 'replica')
+    .map((p) => `- ${routeOf(p)}${p.meta.openapi?.summary ? ` — ${p.meta.openapi.summary}` : ''}`)
+    .join('\n');
+}
+
+/** docs/laboratory-operations.md: the categories the partner owns when opened, from the exception policy. */
+function partnerOwnedCategoriesList(): string {
+  return Object.entries(EXCEPTION_CATEGORIES)
+    .filter(([, p]) => p.owner_role === 'partner')
+    .map(([category]) => code(category))
+    .join(', ');
 }
 
 function scopesTable(): string {
@@ -53,7 +82,7 @@ function scopesTable(): string {
   const used = new Set(routes().map((r) => r.meta.scope));
   const unused = SCOPES.filter((s) => !used.has(s));
   return [
-    table(['endpoint', 'scope', 'what it does'], [...endpoints, [code(`GET ${domain.OPENAPI_PATH}`), 'no key at all', 'The OpenAPI document']]),
+    table(['endpoint', 'scope', 'what it does'], [...endpoints, [code(`GET ${OPENAPI_PATH}`), 'no key at all', 'The OpenAPI document']]),
     ...(unused.length > 0 ? ['', `Scopes defined but used by no endpoint yet: ${unused.map(code).join(', ')}.`] : []),
   ].join('\n');
 }
@@ -85,6 +114,28 @@ function transitionsTable(): string {
   );
 }
 
+/** The exception policy (libs/domain/src/exceptions/exceptions.schemas.ts): one row per category. */
+function exceptionCategoriesTable(): string {
+  return table(
+    ['category', 'severity', 'owner_role', 'entity_type', 'retryable', 'next_action while the partner owns it', 'opened when'],
+    Object.entries(EXCEPTION_CATEGORIES).map(([category, p]) => [code(category), p.severity, p.owner_role, p.entity_type, String(p.retryable), code(p.partner_next_action), p.opened_when]),
+  );
+}
+
+/** docs/lifecycle.md: the next_action an open exception the partner owns asks, from the same policy table. */
+function exceptionNextActionsTable(): string {
+  const rows = Object.entries(EXCEPTION_CATEGORIES);
+  const handedOver = new Map<string, string[]>();
+  for (const [category, p] of rows.filter(([, p]) => p.owner_role !== 'partner')) handedOver.set(p.partner_next_action, [...(handedOver.get(p.partner_next_action) ?? []), category]);
+  return table(
+    ['your newest open exception', code('next_action')],
+    [
+      ...rows.filter(([, p]) => p.owner_role === 'partner').map(([category, p]) => [code(category), code(p.partner_next_action)]),
+      ...[...handedOver].map(([action, categories]) => [`${categories.map(code).join(', ')}, when the laboratory gives one to you`, code(action)]),
+    ],
+  );
+}
+
 function enumerationsList(document: Json): string {
   const sections: string[] = [];
   for (const [name, schema] of Object.entries(document.components.schemas as Record<string, Json>)) {
@@ -96,8 +147,8 @@ function enumerationsList(document: Json): string {
 }
 
 function eventTypesTable(): string {
-  const values = ENUM_DOCUMENTATION.EventType.values ?? {};
-  return table(['type', 'meaning'], domain.EVENT_TYPES.map((t) => [code(t), values[t] ?? '']));
+  const values = ENUM_DOCUMENTATION.EventType.values;
+  return table(['type', 'meaning'], EVENT_TYPES.map((t) => [code(t), values[t]]));
 }
 
 function eventFieldsTable(asyncapi: Json): string {
@@ -173,6 +224,11 @@ export function generatedBlocks(): Record<string, string> {
     'errors-by-endpoint': errorsByEndpointTable(document),
     lifecycle: lifecycleTable(),
     transitions: transitionsTable(),
+    'exception-categories': exceptionCategoriesTable(),
+    'exception-next-actions': exceptionNextActionsTable(),
+    'audited-reads': auditedReadsTable(),
+    'replica-reads': replicaReadsList(),
+    'partner-owned-categories': partnerOwnedCategoriesList(),
     enumerations: enumerationsList(document),
     'event-types': eventTypesTable(),
     'event-fields': eventFieldsTable(asyncapi),
@@ -202,9 +258,13 @@ export const DOC_FILES = [
   'docs/idempotency.md',
   'docs/lifecycle.md',
   'docs/events.md',
+  'docs/results-reports-exceptions.md',
   'docs/webhooks.md',
   'docs/sandbox.md',
   'docs/errors.md',
   'docs/versioning.md',
   'docs/capacity.md',
+  'docs/audit.md',
+  'docs/operations.md',
+  'docs/laboratory-operations.md',
 ];

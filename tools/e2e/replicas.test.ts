@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, freePort } from '@lop/db';
 import { killAllApiProcesses, startApiProcess, type ApiProcess } from '../../apps/partner-api/src/testing/api-process';
-import { newPartner, type Partner, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl } from '@lop/testing';
+import { newPartner, type Partner, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, untilNotBusy } from '@lop/testing';
 
 /**
  * Scale-out as DESIGN §1 describes it: two API processes and two delivery workers on one
@@ -83,14 +83,15 @@ describe('two API processes and two delivery workers on one database', () => {
         const orderIds = new Set<string>();
         // The same request sent to both replicas at once: whichever finds the key in flight on the
         // other replica waits for it, so both answer 201 with one order, exactly one of them a replay.
-        const answers = await Promise.all(apis.map((api) => api.call('POST', '/v1/orders', { key: partner.key, json: body, headers: { 'idempotency-key': idempotencyKey } })));
+        const create = (api: ApiProcess) => untilNotBusy(() => api.call('POST', '/v1/orders', { key: partner.key, json: body, headers: { 'idempotency-key': idempotencyKey } }));
+        const answers = await Promise.all(apis.map(create));
         for (const response of answers) {
           expect(response.status, response.text).toBe(201);
           orderIds.add(response.body.data.order_id);
         }
         expect(answers.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(1);
         // And once more: a plain retry after success replays.
-        const replay = await apis[i % 2].call('POST', '/v1/orders', { key: partner.key, json: body, headers: { 'idempotency-key': idempotencyKey } });
+        const replay = await create(apis[i % 2]);
         expect(replay.status).toBe(201);
         expect(replay.headers.get('idempotent-replayed')).toBe('true');
         orderIds.add(replay.body.data.order_id);

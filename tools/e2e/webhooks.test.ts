@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '@lop/db';
-import { acceptOrder, loadConfig, PARTNER_BASE_PATH } from '@lop/domain';
+import { acceptOrder, loadConfig } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
 import { newPartner, type Receiver, startReceiver, subscribe, TEST_ENCRYPTION_KEY, testDatabaseUrl, verifyDelivery, workerConfig } from '@lop/testing';

@@ -12,7 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import createClient from 'openapi-fetch';
 // The partner CLI's generated types (npm run client:types): one copy for every typed client here.
-import type { components, paths } from '../../apps/partner-cli/src/generated/partner-api';
+// The .js extension: the import resolves (to partner-api.d.ts) under moduleResolution NodeNext as under Bundler.
+import type { components, paths } from '../../apps/partner-cli/src/generated/partner-api.js';
 
 type Schemas = components['schemas'];
 type Order = Schemas['Order'];

@@ -2,10 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ErrorCode, PARTNER_BASE_PATH } from '@lop/contract';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, ERROR_CODES, PARTNER_BASE_PATH, partnerRouter, PROJECT_ROOT, type ErrorCode, type ProcedureMeta } from '@lop/domain';
+import { buildOpenApiDocument, ERROR_CODES, partnerRouter, PROJECT_ROOT, type ProcedureMeta } from '@lop/domain';
 
 const document = buildOpenApiDocument() as Record<string, any>;
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];

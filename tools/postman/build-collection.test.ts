@@ -1,5 +1,6 @@
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, PARTNER_BASE_PATH } from '@lop/domain';
+import { buildOpenApiDocument } from '@lop/domain';
 import { buildPostmanCollection, buildSandboxEnvironment } from './build-collection';
 
 const document = buildOpenApiDocument() as Record<string, any>;

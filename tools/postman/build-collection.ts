@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PARTNER_BASE_PATH } from '@lop/domain';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { ENVELOPE_TEST, FLOW, FLOW_VARIABLES, OTHER_FOLDER, SETUP_CHECK, statusTest, type FlowStep } from './flow';
 
 type Json = Record<string, any>;

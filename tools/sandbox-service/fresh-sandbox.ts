@@ -9,8 +9,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { createTestDatabase, freePort, locateDatabase } from '@lop/db';
-import { PARTNER_BASE_PATH, PROJECT_ROOT } from '@lop/domain';
+import { PROJECT_ROOT } from '@lop/domain';
 
 export interface FreshSandbox {
   /** e.g. http://127.0.0.1:41234 */

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SCOPES } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connectDatabase, createTestDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { bannerKeyFile, createKey, demoId, SCOPES } from '@lop/domain';
+import { bannerKeyFile, createKey, demoId } from '@lop/domain';
 // Declares the `databaseUrl` the global setup provides.
 import type {} from '../../libs/db/src/testing/global-setup';
 

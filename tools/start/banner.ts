@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
+import { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 import type { DatabaseLocation } from '@lop/db';
-import { bannerKeyNote, OPENAPI_PATH, PARTNER_BASE_PATH, type DemoBannerSeedResult } from '@lop/domain';
+import { bannerKeyNote, type DemoBannerSeedResult } from '@lop/domain';
 
 /** The origin a person can paste into a browser: a wildcard listen address is reached over loopback. */
 function publicOrigin(apiUrl: string): string {

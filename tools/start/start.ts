@@ -3,8 +3,9 @@
  * DATABASE_URL is set), migrations, demo tenant, partner API and delivery worker.
  */
 import { join } from 'node:path';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { connectDatabase, freePort, locateDatabase, prepareSchema, startupFailure } from '@lop/db';
-import { ConfigError, loadConfig, PARTNER_BASE_PATH, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
+import { ConfigError, loadConfig, seedDemoWithBannerKey, startTelemetry, telemetryEnabled, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi } from '@lop/partner-api';
 import { startDeliveryWorker } from '@lop/delivery-worker';
 import { banner } from './banner';

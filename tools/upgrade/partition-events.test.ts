@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, freePort, migrationsFolderOf, runMigrations, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
-import { PARTNER_BASE_PATH, PROJECT_ROOT } from '@lop/domain';
+import { PROJECT_ROOT } from '@lop/domain';
 import { newPartner, TEST_ENCRYPTION_KEY, testDatabaseUrl, type Partner } from '@lop/testing';
 import { sampleLocks } from './lock-sampler';
 

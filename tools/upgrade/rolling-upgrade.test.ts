@@ -41,6 +41,10 @@ describe('a rolling upgrade from the previous release', () => {
     // Every row of the history is still there, in the legacy partitions: nothing was copied or lost.
     expect(figures.historyAfter).toEqual({ deliveries: 50_000, attempts: 50_000, requestLog: 50_000 });
     expect(figures.failures).toEqual([]);
+    // A 503 sent again was a lock another transaction held past lock_timeout (seen on a starved
+    // machine: a simulate on the previous release, before any migration), never a schema the code
+    // did not expect: those are 500s, and fail above. How long the migration's own locks stop partners is bounded below.
+    expect(figures.busy.filter((record) => !record.logged?.some((line) => line.includes('lock timeout')))).toEqual([]);
     expect(figures.byStatus['201']).toBeGreaterThan(20);
     expect(figures.deadlocks).toBe(0);
     expect(figures.lockSamples).toBeGreaterThan(100);

@@ -12,8 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { connectDatabase, createTestDatabase, freePort, type TestDatabase } from '@lop/db';
-import { PARTNER_BASE_PATH, PROJECT_ROOT } from '@lop/domain';
+import { PROJECT_ROOT } from '@lop/domain';
 import { newPartner, startReceiver, subscribe, TEST_ENCRYPTION_KEY, type Partner, type Receiver } from '@lop/testing';
 import { sampleLocks, type LockSpan } from './lock-sampler';
 import { preparePreviousRelease } from './previous-release';
@@ -40,6 +41,11 @@ export interface RequestRecord {
   status: number;
   /** The error envelope's code of a 4xx/5xx; for a request that got no HTTP answer, the error's code or message. */
   error?: string;
+  /** A 5xx's request id, and what the replica logged under it (the cause the envelope does not show). */
+  requestId?: string;
+  logged?: string[];
+  /** A 503 `unavailable` with Retry-After, sent again as a partner does (the next record of the route). */
+  sentAgain?: boolean;
 }
 
 export interface UpgradeFigures {
@@ -48,7 +54,10 @@ export interface UpgradeFigures {
   requests: number;
   byStatus: Record<string, number>;
   /** 5xx answers and requests without an answer; none is expected. */
+  /** Final answers that were 5xx, or no answer at all. */
   failures: RequestRecord[];
+  /** 503s answered `unavailable` with Retry-After and sent again, each with what its replica logged. */
+  busy: RequestRecord[];
   deadlocks: number;
   longestBlockingLock: LockSpan | undefined;
   longestHeldLock: LockSpan | undefined;
@@ -71,6 +80,11 @@ export interface UpgradeFigures {
   /** Lines of any process's output that tell of a lost connection or a deadlock. */
   processProblems: string[];
   phases: Record<string, number>;
+}
+
+/** The lines any process logged under a request id (its warning or error carries the cause). */
+function loggedUnder(processes: readonly Process[], requestId: string): string[] {
+  return processes.flatMap((p) => p.output().split('\n').filter((line) => line.includes(requestId)).map((line) => `${p.name}: ${line.slice(0, 1_000)}`));
 }
 
 const PROBLEM = /deadlock detected|40P01|terminating connection|57P01|Connection terminated|ECONNREFUSED|ECONNRESET|CONNECTION_CLOSED|CONNECTION_ENDED/;
@@ -160,7 +174,7 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
   const rotation: Process[] = [];
   const records: RequestRecord[] = [];
   let turn = 0;
-  const call = async (method: string, path: string, route: string, partner: Partner, json?: unknown, headers: Record<string, string> = {}) => {
+  const send = async (method: string, path: string, route: string, partner: Partner, json: unknown, headers: Record<string, string>) => {
     const replica = rotation[turn++ % rotation.length];
     replica.inFlight += 1;
     const at = Date.now() - started;
@@ -173,15 +187,35 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
       });
       const text = await response.text();
       const body = text ? (JSON.parse(text) as any) : undefined;
-      records.push({ at, phase: inPhase, replica: replica.name, route, status: response.status, ...(response.status >= 400 ? { error: String(body?.error?.code) } : {}) });
-      return { status: response.status, body };
+      const record: RequestRecord = {
+        at,
+        phase: inPhase,
+        replica: replica.name,
+        route,
+        status: response.status,
+        ...(response.status >= 400 ? { error: String(body?.error?.code) } : {}),
+        ...(response.status >= 500 ? { requestId: String(body?.request_id) } : {}),
+      };
+      records.push(record);
+      return { status: response.status, body, retryAfter: response.headers.get('retry-after'), record };
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      records.push({ at, phase: inPhase, replica: replica.name, route, status: 0, error: cause?.code ?? cause?.message ?? String(error) });
-      return { status: 0, body: undefined };
+      const record: RequestRecord = { at, phase: inPhase, replica: replica.name, route, status: 0, error: cause?.code ?? cause?.message ?? String(error) };
+      records.push(record);
+      return { status: 0, body: undefined, retryAfter: null, record };
     } finally {
       replica.inFlight -= 1;
     }
+  };
+  // As a partner does: a 503 `unavailable` with Retry-After (a lock another transaction held past
+  // lock_timeout, as a starved machine makes happen) is sent once more.
+  // Which 503s there were, and why, is checked from the replicas' logs (`busy` in the figures).
+  const call = async (method: string, path: string, route: string, partner: Partner, json?: unknown, headers: Record<string, string> = {}) => {
+    const first = await send(method, path, route, partner, json, headers);
+    if (first.status !== 503 || first.body?.error?.code !== 'unavailable' || first.retryAfter === null) return first;
+    first.record.sentAgain = true;
+    await sleep(Math.min(Number(first.retryAfter) * 1_000, 1_000));
+    return send(method, path, route, partner, json, headers);
   };
 
   /** Out of rotation, its requests answered, then SIGTERM: the orchestrator's order. */
@@ -315,6 +349,7 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
     for (const process of [newApi1, newApi2, newWorker]) exits[process.name] = await retire(process);
     phase('this release stopped');
 
+    const withLog = (record: RequestRecord): RequestRecord => ({ ...record, ...(record.requestId ? { logged: loggedUnder(processes, record.requestId) } : {}) });
     const byStatus: Record<string, number> = {};
     for (const record of records) byStatus[record.status || 'no answer'] = (byStatus[record.status || 'no answer'] ?? 0) + 1;
     return {
@@ -322,7 +357,8 @@ export async function rollingUpgrade(options: UpgradeOptions): Promise<UpgradeFi
       previousRelease: previous.commit,
       requests: records.length,
       byStatus,
-      failures: records.filter((record) => record.status === 0 || record.status >= 500),
+      failures: records.filter((record) => !record.sentAgain && (record.status === 0 || record.status >= 500)).map(withLog),
+      busy: records.filter((record) => record.sentAgain).map(withLog),
       deadlocks: deadlocksAfter - deadlocksBefore,
       longestBlockingLock: longestBlocking,
       longestHeldLock: longestHeld,
@@ -403,6 +439,7 @@ export function upgradeSummary(figures: UpgradeFigures): string {
     `rolling upgrade from ${figures.previousRelease.slice(0, 7)} with ${figures.deliveryRows.toLocaleString('en-US')} delivery rows`,
     `  requests            ${figures.requests} (${Object.entries(figures.byStatus).map(([status, n]) => `${status}: ${n}`).join(', ')})`,
     `  5xx / no answer     ${figures.failures.length}`,
+    `  503, sent again     ${figures.busy.length}`,
     `  deadlocks           ${figures.deadlocks}`,
     `  longest blocking    ${lock(figures.longestBlockingLock)}`,
     `  longest held, any   ${lock(figures.longestHeldLock)}`,

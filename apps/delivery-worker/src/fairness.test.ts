@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { EVENT_TYPES, SCOPES } from '@lop/contract';
 import { and, eq, sql as raw } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { webhookDeliveries } from '@lop/db';
-import { appendEvents, createKey, createSubscription, disableSubscription, EVENT_TYPES, SCOPES, type EventDraft } from '@lop/domain';
+import { appendEvents, createKey, createSubscription, disableSubscription, type EventDraft } from '@lop/domain';
 import { eventually, newPartner, type Partner, subscribe, testProtector, workerConfig } from '@lop/testing';
 import { useDeliveryRig } from './testing/rig';
 

@@ -1,8 +1,9 @@
+import { TEST_DELIVERY_HEADER } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { webhookDeliveries } from '@lop/db';
-import { deliveryHeaderNames, eventDataSchema, eventSchema, getDelivery, listDeliveries, replayDelivery, sendTestDelivery, TEST_DELIVERY_HEADER } from '@lop/domain';
+import { deliveryHeaderNames, eventDataSchema, eventSchema, getDelivery, listDeliveries, replayDelivery, sendTestDelivery } from '@lop/domain';
 import { eventually, newPartner, placeOrder, subscribe, testProtector, verifyDelivery } from '@lop/testing';
 import { useDeliveryRig } from './testing/rig';
 
@@ -52,7 +53,7 @@ describe('a test delivery', () => {
     expect(real.filter((r) => r.path === path && !r.headers[TEST_DELIVERY_HEADER]).map((r) => JSON.parse(r.rawBody).sequence)).toEqual([1]);
   });
 
-  it('a dead letter names its replays (replayed_by), and the replay names it (replay_of)', async () => {
+  it('a dead letter names its replays (replayed_by) and, once replayed, the replay that recovered it; the replay names it (replay_of)', async () => {
     const partner = await newPartner(database.db, database.sql);
     const path = `/dead/${partner.clientId}`;
     const subscription = await subscribe(database.db, partner, rig.receiver.url(path), ['order.created']);
@@ -63,11 +64,11 @@ describe('a test delivery', () => {
       expect(row?.state).toBe('dead_lettered');
       return row;
     });
-    expect((await getDelivery(database.db, dead.id)).replayed_by).toEqual([]);
+    expect(await getDelivery(database.db, dead.id)).toMatchObject({ replayed_by: [], recovered_at: null, recovered_by: null });
     rig.receiver.respond(() => ({ status: 200 }));
     const replay = await replayDelivery(database.db, rig.worker.queue, dead.id, 'test (admin CLI)');
     expect(replay.replay_of).toBe(dead.id);
-    expect((await getDelivery(database.db, dead.id)).replayed_by).toEqual([replay.delivery_id]);
+    expect(await getDelivery(database.db, dead.id)).toMatchObject({ replayed_by: [replay.delivery_id], recovered_at: expect.any(String), recovered_by: replay.delivery_id });
     const listed = (await listDeliveries(database.db, { subscriptionId: subscription.subscription_id, dead: true })).find((d) => d.delivery_id === dead.id);
     expect(listed?.replayed_by).toEqual([replay.delivery_id]);
   });

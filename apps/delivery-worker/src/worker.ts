@@ -49,6 +49,8 @@ export interface RunningDeliveryWorker {
   queue: DeliveryQueue;
   /** Stops fetching, lets in-flight attempts finish (or releases them), then closes connections. */
   close(): Promise<void>;
+  /** The step a close in progress is waiting for, for a shutdown that outlives its deadline. */
+  closingStep(): string | undefined;
 }
 
 /**
@@ -147,7 +149,6 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
     (name) => dispatchers.get(name)?.wake(),
     () => dispatchers.forEach((dispatcher) => dispatcher.wake()),
   );
-  dispatchers.forEach((dispatcher) => dispatcher.start());
   // events' partitions for this month and the next ones before anything else: a new database (a
   // test's, npm start's) or one whose maintenance stopped must never refuse an order create
   // (events/partitions.ts). The maintenance pass keeps them ahead from then on.
@@ -197,22 +198,36 @@ export async function startDeliveryWorker(databaseUrl: string, options: Delivery
   };
   const heldTimer = setInterval(resumeHeld, settings.heldRecheckSeconds * 1000);
   heldTimer.unref();
+  // Attempts start last, once everything close() stops exists: a signal that arrives while the
+  // worker starts is honoured when start-up ends (main.ts), and until then nothing is in flight.
+  dispatchers.forEach((dispatcher) => dispatcher.start());
   logger.info({ slots, clientConcurrency, reserve }, 'webhook delivery worker started (one queue per environment)');
 
   let closing: Promise<void> | undefined;
+  let closingStep: string | undefined;
+  const step = (name: string) => void (closingStep = name);
   return {
     queue,
+    closingStep: () => closingStep,
     close: () =>
       (closing ??= (async () => {
         clearInterval(heldTimer);
+        step('the held-deliveries pass in progress');
         await resuming;
+        step('the deliveries listener');
         await listener.unlisten();
+        step('the re-encryption job');
         await reencryption.close();
+        step('the keyring listener');
         await keyring.close();
+        step('the attempts in flight');
         await Promise.all([...dispatchers.values()].map((dispatcher) => dispatcher.stop(settings.attemptTimeoutMs + 5_000)));
+        step("pg-boss's stop");
         await queue.boss.stop({ graceful: true, timeout: settings.attemptTimeoutMs + 5_000 });
         agents.destroy();
+        step('the database pools');
         await Promise.all(databases.map(({ database }) => database.close()));
+        step('nothing: closed');
       })()),
   };
 }

@@ -1,3 +1,4 @@
+import { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -6,14 +7,13 @@ import type { DatabaseConnection } from '@lop/db';
 import {
   buildOpenApiDocument,
   errorBodyFor,
-  OPENAPI_PATH,
-  PARTNER_BASE_PATH,
   PartnerError,
   partnerRouter,
   ReadAuditWriter,
   StreamWriteGate,
   type Config,
   type DataProtector,
+  type EventWaiters,
   type RequestContext,
   type ReplicaSet,
   type RequestLogWriter,
@@ -50,6 +50,8 @@ export interface AppDependencies {
   replicas?: ReplicaSet;
   /** Where audited reads are recorded, on the primary (main.ts gives it a pool of its own); default: on `database`. */
   audit?: ReadAuditWriter;
+  /** Reads of GET /v1/events waiting for their stream's next event (main.ts listens for them); none: `wait` answers at once. */
+  eventWaiters?: EventWaiters;
 }
 
 /**
@@ -63,7 +65,19 @@ function refuseBatches(req: Request, _res: Response, next: NextFunction): void {
   next();
 }
 
-export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas, audit: auditWriter }: AppDependencies) {
+/** Aborted when the response's connection closes before the answer is written (the client left). */
+function clientGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  // Asked while the request runs: a client that already left has no socket, or a destroyed one.
+  if (!res.writableFinished && (!res.socket || res.socket.destroyed)) gone.abort();
+  else
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+  return gone.signal;
+}
+
+export function createApp({ database, config, logger, protector, consoleDir, metrics, webhooks, requestLog, replicas, audit: auditWriter, eventWaiters }: AppDependencies) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -77,23 +91,28 @@ export function createApp({ database, config, logger, protector, consoleDir, met
   const audit = auditWriter ?? new ReadAuditWriter(database.sql);
   const identifiedHolder = requestLog ? requestLogCapture(requestLog) : undefined;
   // One context for both doors: the core's guard (libs/domain/src/guard.ts) applies every protection from it.
-  const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => ({
-    door,
-    spendRateLimit: spenderFor(req, res),
-    db: database.db,
-    sql: database.sql,
-    replicas,
-    requestId: requestIdOf(res),
-    authorization: req.headers.authorization,
-    headers: req.headers,
-    protector,
-    audit,
-    webhooks,
-    idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
-    writeGate,
-    identified: identifiedHolder ? identifiedHolder(req, res, door) : {},
-    response: { headers: {} },
-  });
+  const createContext = (req: Request, res: Response, door: RequestContext['door']): RequestContext => {
+    const response: RequestContext['response'] = { headers: {} };
+    return {
+      door,
+      spendRateLimit: spenderFor(req, res),
+      db: database.db,
+      sql: database.sql,
+      replicas,
+      requestId: requestIdOf(res),
+      authorization: req.headers.authorization,
+      headers: req.headers,
+      protector,
+      audit,
+      webhooks,
+      idempotencyWaitSeconds: config.PARTNER_IDEMPOTENCY_WAIT_SECONDS,
+      writeGate,
+      eventWaiters,
+      clientGone: eventWaiters ? () => clientGone(res) : undefined,
+      identified: identifiedHolder ? identifiedHolder(req, res, door, response) : {},
+      response,
+    };
+  };
 
   app.use(healthProbes(database, logger, replicas));
 

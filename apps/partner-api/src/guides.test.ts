@@ -1,18 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '@lop/domain';
 import { findDocsDir, GUIDES, renderGuide, slugOf } from './http/guides';
-import { startTestApi, type TestApi } from './testing/harness';
+import { useScene } from './testing/scene';
 
 describe('partner guides at /docs/guides, from docs/*.md', () => {
-  let api: TestApi;
-  beforeAll(async () => {
-    api = await startTestApi();
-  });
-  afterAll(async () => {
-    await api?.close();
-  });
+  const { api } = useScene();
 
   it('finds the repository docs/ folder', () => {
     expect(findDocsDir()).toMatch(/docs$/);
@@ -56,5 +50,19 @@ describe('partner guides at /docs/guides, from docs/*.md', () => {
     // A link to a file that is not a served guide becomes plain text.
     expect(html).toContain('y');
     expect(html).not.toContain('ops.md');
+  });
+
+  it('code blocks and tables, which scroll sideways on a phone, are named regions a keyboard can reach (axe scrollable-region-focusable)', () => {
+    const html = renderGuide('# T\n\n```ts\nconst a = 1;\n```\n\n| Header | Content |\n|---|---|\n| a | b |\n\n- item\n\n  ```\n  nested\n  ```');
+    expect(html).toContain('<pre tabindex="0" role="region" aria-label="Code sample (ts)"><code class="language-ts">');
+    expect(html).toContain('<pre tabindex="0" role="region" aria-label="Code sample"><code>nested');
+    expect(html).toMatch(/<div class="table-wrap" tabindex="0" role="region" aria-label="Table: Header, Content">\s*<table>/);
+  });
+
+  it('no table of the guides has an empty header cell', () => {
+    for (const guide of GUIDES) {
+      const html = renderGuide(readFileSync(join(findDocsDir()!, guide.file), 'utf8'));
+      expect(html, guide.file).not.toMatch(/<th>\s*<\/th>/);
+    }
   });
 });

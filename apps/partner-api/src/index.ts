@@ -1,2 +1,3 @@
 export { createApp } from './app';
 export { startPartnerApi, createLogger, type RunningApi } from './main';
+export { GUIDES } from './http/guides';

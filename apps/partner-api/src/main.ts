@@ -6,6 +6,8 @@ import {
   attachDeliveryQueue,
   ConfigError,
   errorBodyFor,
+  EventWaiters,
+  listenForEvents,
   loadConfig,
   LOOPBACK_ALLOWANCE_WARNING,
   LOG_REDACT_PATHS,
@@ -24,6 +26,7 @@ import {
   registerEventPartitionGauge,
   registerAuditMetrics,
   registerRequestLogMetrics,
+  registerEventWaitMetrics,
   startTelemetry,
   traceLogFields,
   webhookSettings,
@@ -127,6 +130,11 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
   // New writes use the newest key version at once: the keyring is reloaded on every rotation's NOTIFY.
   const protector = protectorFor(options.config);
   const keyring = await watchKeyring(database.sql, protector, { onError: (error) => options.logger.error({ err: error, component: 'keyring' }, 'encryption keyring not loaded') });
+  // Reads of GET /v1/events waiting with `wait`, woken by one LISTEN connection on the primary
+  // (never a replica: a notification names a commit the primary has; events/waiters.ts).
+  const eventWaiters = new EventWaiters({ perStream: options.config.PARTNER_EVENTS_WAITING_PER_CLIENT, perProcess: options.config.PARTNER_EVENTS_WAITING_MAX });
+  const eventsListener = await listenForEvents(database.sql, eventWaiters);
+  if (registry) registerEventWaitMetrics(registry, eventWaiters);
   const app = createApp({
     database,
     config: options.config,
@@ -138,6 +146,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     requestLog,
     replicas,
     audit,
+    eventWaiters,
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(options.config.PORT, options.config.HOST, () => resolve(s));
@@ -166,6 +175,8 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
     metricsUrl,
     // Graceful: stop accepting, let in-flight requests finish, then release the pool.
     close: async () => {
+      // Waiting reads answer their (empty) page now rather than hold the shutdown for up to 30 s.
+      eventWaiters.close();
       await new Promise<void>((resolve) => {
         // Keep-alive connections whose last request finishes after close() would otherwise stay open until the fallback.
         const sweep = setInterval(() => server.closeIdleConnections(), 100);
@@ -181,6 +192,7 @@ export async function startPartnerApi(options: { config: Config; databaseUrl: st
       // What the last requests logged, written before the pool closes.
       await requestLog.close();
       await keyring.close();
+      await eventsListener.close();
       // Every answered read's record is committed before its answer: nothing is left to write.
       await auditDatabase.close();
       detachWebhookQueue();

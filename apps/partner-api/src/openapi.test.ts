@@ -1,9 +1,10 @@
+import { EVENT_TYPES, OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 import { validate } from '@readme/openapi-parser';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES, OPENAPI_PATH, PARTNER_BASE_PATH, partnerRouter, type ProcedureMeta } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from './testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { partnerRouter, type ProcedureMeta } from '@lop/domain';
+import { startTestApi, type TestResponse } from './testing/harness';
+import { useScene } from './testing/scene';
 
 /** Every implemented route as `METHOD /v1/...`, read from the router itself. */
 function implementedRoutes(): { method: string; path: string; scope?: string }[] {
@@ -26,26 +27,17 @@ function operations(document: any): { path: string; method: string; operation: a
 }
 
 describe(`GET ${OPENAPI_PATH}`, () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
+  const { api, tenant, fixtures: f } = useScene({ partner: 'tenant' });
   let demo: Awaited<ReturnType<typeof f.demo>>;
   const secrets: string[] = [];
   let response: TestResponse;
   let document: any;
 
   beforeAll(async () => {
-    api = await startTestApi();
-    tenant = await buildTenant(f);
     demo = await f.demo();
     secrets.push(await tenant.key(), await tenant.key({ environment: 'production' }), demo.key);
     response = await api.fetch('GET', OPENAPI_PATH);
     document = response.body;
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('answers 200 JSON without any key, cacheable for five minutes even with no base URL configured', () => {

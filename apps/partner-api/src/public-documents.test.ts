@@ -1,16 +1,10 @@
 import { Parser } from '@asyncapi/parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASYNCAPI_PATH, EVENT_TYPES, OPENAPI_PATH } from '@lop/domain';
-import { startTestApi, type TestApi } from './testing/harness';
+import { ASYNCAPI_PATH, EVENT_TYPES, OPENAPI_PATH } from '@lop/contract';
+import { describe, expect, it } from 'vitest';
+import { useScene } from './testing/scene';
 
 describe('public documents beside the API', () => {
-  let api: TestApi;
-  beforeAll(async () => {
-    api = await startTestApi();
-  });
-  afterAll(async () => {
-    await api?.close();
-  });
+  const { api } = useScene();
 
   it('GET /docs is an HTML API reference that reads the live OpenAPI document, with no CDN', async () => {
     const response = await api.fetch('GET', '/docs');

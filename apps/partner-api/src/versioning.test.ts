@@ -1,20 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASYNCAPI_PATH, EVENT_PAYLOAD_VERSION, OPENAPI_PATH, PARTNER_API_VERSION, PARTNER_BASE_PATH } from '@lop/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  ASYNCAPI_PATH,
   deliveryHeaders,
-  EVENT_PAYLOAD_VERSION,
-  OPENAPI_PATH,
-  PARTNER_API_VERSION,
-  PARTNER_BASE_PATH,
   PROJECT_ROOT,
   SERVICE_VERSION,
 } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from './testing/harness';
-import { buildTenant, fixtures } from '@lop/testing';
+import { buildTenant } from '@lop/testing';
 import { expectSuccess } from './testing/expect-envelope';
 import { orderBody, ordersClient } from './testing/orders';
+import { useScene } from './testing/scene';
 
 const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
 
@@ -24,22 +20,14 @@ const read = (path: string) => readFileSync(join(PROJECT_ROOT, path), 'utf8');
  * integer (1); health reports the service build. Each value is checked where a partner meets it.
  */
 describe('version strings agree with what each one means', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let key: string;
+  const scene = useScene({ key: true });
+  const { api, fixtures: f } = scene;
   let openapi: any;
   let asyncapi: any;
 
   beforeAll(async () => {
-    api = await startTestApi();
-    key = await (await buildTenant(f)).key();
     openapi = (await api.fetch('GET', OPENAPI_PATH)).body;
     asyncapi = (await api.fetch('GET', ASYNCAPI_PATH)).body;
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('the API version v1 is the path segment, both documents’ info.version and x-partner-api-version', () => {
@@ -55,8 +43,8 @@ describe('version strings agree with what each one means', () => {
   });
 
   it('health reports the service build: the package version, a semver string, not the API version', async () => {
-    const health = expectSuccess(await api.call('GET', '/v1/health', { key }));
-    const overTrpc = await api.fetch('GET', `/api/trpc/health.get?input=${encodeURIComponent('{}')}`, { headers: { authorization: `Bearer ${key}` } });
+    const health = expectSuccess(await api.call('GET', '/v1/health', { key: scene.key }));
+    const overTrpc = await api.fetch('GET', `/api/trpc/health.get?input=${encodeURIComponent('{}')}`, { headers: { authorization: `Bearer ${scene.key}` } });
     expect(overTrpc.status, overTrpc.text).toBe(200);
     expect(overTrpc.body.result.data.data.version).toBe(health.version);
     expect(health.version).toBe(SERVICE_VERSION);

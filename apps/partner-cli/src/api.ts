@@ -1,4 +1,4 @@
-import { PARTNER_BASE_PATH } from '@lop/contract';
+import { LOP_USER_AGENT_PRODUCT, PARTNER_BASE_PATH } from '@lop/contract';
 import createClient from 'openapi-fetch';
 import type { components, paths } from './generated/partner-api';
 
@@ -31,6 +31,8 @@ export class UsageError extends Error {
   constructor(
     message: string,
     readonly code = 'usage',
+    /** The API's error envelope when the service refused the value (a cursor): what --json prints. */
+    readonly body?: unknown,
   ) {
     super(message);
   }
@@ -82,7 +84,8 @@ export function createApi(options: { apiKey: string; baseUrl: string }): Api {
   const { baseUrl, origin } = normaliseBaseUrl(options.baseUrl);
   const client = createClient<paths>({
     baseUrl: origin,
-    headers: { Authorization: `Bearer ${options.apiKey}`, 'User-Agent': `lop/${CLI_VERSION}` },
+    // The sandbox request log tells lop's own requests by this User-Agent (source `lop`).
+    headers: { Authorization: `Bearer ${options.apiKey}`, 'User-Agent': `${LOP_USER_AGENT_PRODUCT}/${CLI_VERSION}` },
     fetch: async (request: Request) => {
       try {
         return await fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]) });

@@ -28,9 +28,24 @@ describe('usage: --help everywhere, exit code 2 for what cannot run as asked', (
     expect(results[0].stdout).toMatch(/Exit codes: 0 success; 1 failure .*\n2 usage/);
   });
 
+  it('`lop help <command>` answers as `lop <command> --help` does: the same text, exit code 0', async () => {
+    // A subcommand's help is its parent's help command: `lop events help tail`.
+    for (const [help, command] of [
+      [['help', 'listen'], ['listen']],
+      [['help', 'trigger'], ['trigger']],
+      [['help', 'events'], ['events']],
+      [['events', 'help', 'tail'], ['events', 'tail']],
+    ]) {
+      const [viaHelp, viaOption] = await Promise.all([lop(service, help), lop(service, [...command, '--help'])]);
+      expect(viaHelp.code, `lop ${help.join(' ')}: ${viaHelp.stderr}`).toBe(0);
+      expect(viaHelp.stdout).toContain(`Usage: lop ${command.join(' ')}`);
+      expect(viaHelp.stdout).toBe(viaOption.stdout);
+    }
+  });
+
   it('docs/cli.md names every command and every option', () => {
     const guide = readFileSync(join(REPO_ROOT, 'docs/cli.md'), 'utf8');
-    const program = buildProgram({ out: () => undefined, err: () => undefined, style: {} as never }, { exitCode: 0, stop: new AbortController(), cursor: null, json: false });
+    const program = buildProgram({ out: () => undefined, err: () => undefined, style: {} as never }, { exitCode: 0, stop: new AbortController(), cursor: null, resume: null, json: false });
     const walk = (command: Command, path: string[]): void => {
       for (const option of command.options) if (option.long && option.long !== '--version') expect(guide, `${path.join(' ')} ${option.long}`).toContain(option.long);
       if (command.commands.length === 0) expect(guide, path.join(' ')).toContain(`lop ${path.join(' ')}`);
@@ -56,6 +71,12 @@ describe('usage: --help everywhere, exit code 2 for what cannot run as asked', (
       [['listen', '--forward-to', 'http://127.0.0.1:9/h', '--events', 'order.created,result.finale'], {}, /unknown event type result\.finale; one or more of: order\.created/],
       [['listen', '--forward-to', 'ftp://127.0.0.1/h'], {}, /--forward-to must be an http:\/\/ or https:\/\/ URL/],
       [['events', 'tail', '-n', '0'], {}, /a whole number from 1 to 500/],
+      // An empty cursor (an unset shell variable) says so, rather than "see details" with none.
+      [['listen', '--forward-to', 'http://127.0.0.1:9/h', '--from-cursor', ''], {}, /--from-cursor needs a cursor .*it was given an empty value/],
+      [['events', 'tail', '--from-cursor', ' '], {}, /--from-cursor needs a cursor/],
+      [['logs', 'tail', '--after', ''], {}, /--after needs a cursor/],
+      [['trigger', 'result.nope'], {}, /no scenario emits result\.nope; lop trigger takes one of these event types: order\.created, .*result\.critical.*order\.cancelled/],
+      [['trigger', 'result.critical', '--steps', '2'], {}, /--order and --steps take a scenario, not an event type/],
       [['scenarios'], { LOP_API_KEY: undefined }, /error: usage: no API key: pass --api-key or set LOP_API_KEY/],
       [['scenarios', '--base-url', 'http://127.0.0.1:3000/somewhere'], {}, /the base URL must be \{origin\}\/api\/public\/partner/],
       [['trigger', 'no_such_scenario'], {}, /unknown scenario no_such_scenario; one of: happy_path/],
@@ -149,7 +170,8 @@ describe('the readers: a table by default, --json that parses to what the API re
     const stopped = await tail.interrupt();
     expect(stopped.code).toBe(0);
     expect(stopped.stdout.split('\n').filter(Boolean).slice(-raws.length)).toEqual(raws);
-    expect(stopped.stderr).toBe(`cursor: ${page.body.data.next_cursor}\n`);
+    const next = page.body.data.next_cursor;
+    expect(stopped.stderr).toBe(`cursor: ${next}\nresume with: lop events tail --follow --from-cursor ${next} --json\n`);
   });
 
   it('the tables name what matters: the lifecycle, the version lineage, the event types', async () => {
@@ -160,8 +182,11 @@ describe('the readers: a table by default, --json that parses to what the API re
     expect(results.stdout).toMatch(/current +v2 /);
     expect(results.stdout).toMatch(/v1 +final .*superseded by/);
     const events = await lop(service, ['events', 'tail', '-n', '2']);
-    expect(events.stdout).toMatch(/^SEQ +OCCURRED AT +TYPE +ORDER +DETAIL/);
+    expect(events.stdout).toMatch(/^SEQ +OCCURRED AT +TYPE +EVENT +ORDER +DETAIL/);
     expect(events.stdout).toContain('result.corrected');
+    // The event id, which lop events resend takes, is on each row.
+    const lastTwo = (await service.get('/v1/events?limit=500')).body.data.events.slice(-2);
+    for (const event of lastTwo) expect(events.stdout).toMatch(new RegExp(`#${event.sequence} +\\S+ +${event.type.replace('.', '\\.')} +${event.event_id} +${event.data.order_id}`));
     expect(events.stdout).toMatch(/next cursor: \S+/);
     const scenarios = await lop(service, ['scenarios']);
     expect(scenarios.stdout).toMatch(/corrected_result +11 +corrected_results/);
@@ -180,6 +205,40 @@ describe('the readers: a table by default, --json that parses to what the API re
     const again = await lop(service, ['trigger', 'happy_path', '--order', first.order_id]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error: simulation_not_allowed: .* \(request_id req_\w+\)\n {2}scenario_completed/);
+  });
+});
+
+describe('lop trigger <event_type>: the most direct scenario that emits it, from the service\'s list', () => {
+  /** The step (1-based) at which a scenario first emits `type`, from the API's own list. */
+  const firstStep = (scenario: any, type: string) => scenario.step_details.findIndex((d: any) => d.events.includes(type)) + 1;
+
+  it('result.critical and order.cancelled run a scenario up to the step that emits them, and the stream has that event for the new order', async () => {
+    const list = (await service.get('/v1/sandbox/scenarios')).body.data as any[];
+    for (const type of ['result.critical', 'order.cancelled']) {
+      // The expectation from the list itself: the fewest steps to the event, then the shorter scenario.
+      const emitting = list.filter((s) => firstStep(s, type) > 0).sort((a, b) => firstStep(a, type) - firstStep(b, type) || a.steps - b.steps);
+      expect(emitting.length, type).toBeGreaterThan(0);
+      const expected = emitting[0];
+
+      const before = (await service.get('/v1/events?limit=500')).body.data.next_cursor;
+      const run = await lop(service, ['trigger', type, '--json']);
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report).toMatchObject({ created: true, event_type: type, scenario: expected.scenario, steps_applied: firstStep(expected, type) });
+      expect(report.events).toContain(type);
+      const stream = (await service.get(`/v1/events?cursor=${before}&limit=500`)).body.data.events as any[];
+      expect(stream.filter((e) => e.data.order_id === report.order_id).map((e) => e.type)).toContain(type);
+    }
+
+    const text = await lop(service, ['trigger', 'result.critical']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/event type +result\.critical +\(the most direct scenario to it: critical_result, up to step \d+\)/);
+  });
+
+  it('order.created creates the order and runs no scenario', async () => {
+    const run = await lop(service, ['trigger', 'order.created', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ created: true, event_type: 'order.created', scenario: null, steps_applied: 0, events: ['order.created'], lifecycle: 'pending' });
   });
 });
 

@@ -29,8 +29,37 @@ export class InterruptedError extends Error {
   override name = 'InterruptedError';
 }
 
+/**
+ * TLS errors that mean the handler's certificate is not trusted (self-signed, unknown issuer,
+ * expired, another name): trying again changes nothing, `--skip-verify` does.
+ */
+const CERTIFICATE_ERRORS = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+export const isCertificateError = (outcome: Pick<AttemptOutcome, 'error'>) => outcome.error !== null && CERTIFICATE_ERRORS.has(outcome.error);
+
+/** What a certificate error means and what to do, once per run. */
+export const certificateHint = (url: URL, code: string) =>
+  `the certificate of ${url.host} is not trusted (${code}): for a local handler with a self-signed certificate, pass --skip-verify (the forward target only; the API's certificate is still checked)`;
+
+export const skipVerifyWarning = (url: URL) => `warning: --skip-verify: the certificate of ${url.host} is not checked; use it only for a handler on your own machine`;
+
+export interface AttemptOptions {
+  /** --skip-verify: accept any certificate from the forward target (never the API's). */
+  skipVerify?: boolean;
+}
+
 /** One POST of the exact body; never throws for the handler's answer, only when interrupted. */
-export async function attempt(url: URL, secret: string, body: string, eventId: string, signal: AbortSignal): Promise<AttemptOutcome> {
+export async function attempt(url: URL, secret: string, body: string, eventId: string, signal: AbortSignal, options: AttemptOptions = {}): Promise<AttemptOutcome> {
   const deliveryId = randomUUID();
   const headers = deliveryHeaders(hmacSha256Hex, { secret, body, timestamp: Math.floor(Date.now() / 1000), eventId, deliveryId });
   const began = performance.now();
@@ -39,7 +68,11 @@ export async function attempt(url: URL, secret: string, body: string, eventId: s
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<AttemptOutcome>((resolve, reject) => {
     let settled = false;
-    const request = client.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } });
+    const request = client.request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      ...(url.protocol === 'https:' && options.skipVerify ? { rejectUnauthorized: false } : {}),
+    });
     const finish = (outcome: AttemptOutcome | Error) => {
       if (settled) return;
       settled = true;
@@ -67,9 +100,10 @@ export async function attempt(url: URL, secret: string, body: string, eventId: s
   });
 }
 
-/** The service's classes (docs/webhooks.md § Retries): these are tried again, anything else is final. */
-export function isRetryable(outcome: Pick<AttemptOutcome, 'status'>): boolean {
+/** The service's classes (docs/webhooks.md § Retries): these are tried again, anything else is final. An untrusted certificate is final too. */
+export function isRetryable(outcome: Pick<AttemptOutcome, 'status' | 'error'>): boolean {
   const { status } = outcome;
+  if (isCertificateError(outcome)) return false;
   return status === null || status === 408 || status === 409 || status === 425 || status === 429 || status >= 500;
 }
 

@@ -159,6 +159,8 @@ describe('lop listen forwards the stream to a local handler as signed deliveries
         expect.stringMatching(/ → 500 .*failed after 3 attempts/),
       ]);
       for (const event of events.slice(2)) expect(about(event)).toEqual([expect.stringMatching(/ → 200 {2}\d+ ms$/)]);
+      // Each line names the event id, what lop events resend takes, and its order.
+      for (const event of events) for (const line of about(event)) expect(line).toContain(`event ${event.event_id}  order ${event.data.order_id}  → `);
       expect(run.stdout).toContain(`Stopped: ${events.length - 1} delivered, 1 failed.`);
       expect(run.stdout).toContain(`failed: #${second.sequence} ${second.type} ${second.event_id} (500)`);
 

@@ -22,7 +22,8 @@ describe('lop logs tail', () => {
     expect(JSON.parse(line)).toMatchObject({ request_id: lab.body.request_id, method: 'GET', route: '/v1/lab', status: 200, error_code: null, key_prefix: service.demo.sandbox_key.slice(0, 13), source: 'rest' });
     const stopped = await tail.interrupt();
     expect(stopped.code).toBe(0);
-    expect(stopped.stderr).toMatch(/^cursor: [A-Za-z0-9_-]{32}\n$/);
+    // (An empty log at start is said first.)
+    expect(stopped.stderr).toMatch(/^(no logged request yet; waiting for new ones\n)?cursor: ([A-Za-z0-9_-]{32})\nresume with: lop logs tail --after \2 --json\n$/);
     // The tail's own reads are not in the log.
     expect(stopped.stdout).not.toContain('/v1/sandbox/request-log');
   });
@@ -46,6 +47,70 @@ describe('lop logs tail', () => {
     expect(after.stdout).toBe('');
   });
 
+  it('--route: a template the API does not have is refused at start (exit 2) listing the templates; one with no request yet says so on stderr', async () => {
+    const unknown = await lop(service, ['logs', 'tail', '--no-follow', '--route', '/v1/order/{orderId}']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown_route: --route \/v1\/order\/\{orderId\} is not a route template of the API .*one of: .*\/v1\/orders\/\{orderId\}/);
+    // A concrete path is not a template either: the log keeps templates only.
+    const concrete = await lop(service, ['logs', 'tail', '--no-follow', '--route', `/v1/orders/${NO_ORDER}`]);
+    expect(concrete.code).toBe(2);
+
+    const none = await lop(service, ['logs', 'tail', '--no-follow', '--route', '/v1/sandbox/orders/{orderId}/simulate', '--status', '5xx']);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^no logged request matches --status 5xx --route '\/v1\/sandbox\/orders\/\{orderId\}\/simulate'\n/);
+  });
+
+  it('--source tells lop\'s own requests apart (by its User-Agent) and leaves them out; --method, --since, --key-prefix and --search are the service\'s filters', async () => {
+    const since = new Date().toISOString();
+    // A request of lop itself, and one of another client (the harness's fetch).
+    const own = await lop(service, ['scenarios', '--json']);
+    expect(own.code, own.stderr).toBe(0);
+    const lab = await service.get('/v1/lab');
+    expect(lab.status).toBe(200);
+    const read = async (...filters: string[]) => {
+      const args = ['logs', 'tail', '--no-follow', '--json', '-n', '200', '--since', since, ...filters];
+      let run = await lop(service, args);
+      // Logged a second or so after the response: read until the other client's request is there (it was made last).
+      for (let tries = 0; run.code === 0 && !run.stdout.includes(lab.body.request_id) && filters.length === 0 && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        run = await lop(service, args);
+      }
+      expect(run.code, run.stderr).toBe(0);
+      return run.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { request_id: string; source: string; route: string; method: string });
+    };
+    const all = await read();
+    expect(all.find((e) => e.route === '/v1/sandbox/scenarios')).toMatchObject({ source: 'lop' });
+    expect(all.find((e) => e.request_id === lab.body.request_id)).toMatchObject({ source: 'rest' });
+    const withoutLop = await read('--source', 'rest,console');
+    expect(withoutLop.map((e) => e.request_id)).toContain(lab.body.request_id);
+    expect(withoutLop.some((e) => e.source === 'lop')).toBe(false);
+    expect((await read('--source', 'lop')).every((e) => e.source === 'lop')).toBe(true);
+    expect((await read('--method', 'POST,PUT')).some((e) => e.request_id === lab.body.request_id)).toBe(false);
+    // The response envelope's request_id is kept in the stored body (the service's own text).
+    expect((await read('--key-prefix', service.demo.sandbox_key.slice(0, 13), '--search', lab.body.request_id.toUpperCase())).map((e) => e.request_id)).toEqual([lab.body.request_id]);
+    // The human line says where each came from.
+    const line = await lop(service, ['logs', 'tail', '--no-follow', '-n', '200', '--since', since, '--source', 'lop']);
+    expect(line.stdout).toMatch(/\/v1\/sandbox\/scenarios .* lop$/m);
+  });
+
+  it('refuses filters that cannot be: a source or method that is none, a key prefix that is not one (exit 2); a time the service refuses (exit 1)', async () => {
+    for (const args of [
+      ['--source', 'curl'],
+      ['--source', 'rest,'],
+      ['--method', 'get'],
+      ['--key-prefix', 'lop_live_AbCd'],
+    ]) {
+      const bad = await lop(service, ['logs', 'tail', '--no-follow', ...args]);
+      expect(bad.code, args.join(' ')).toBe(2);
+      expect(bad.stderr).toContain(args[0]);
+    }
+    const since = await lop(service, ['logs', 'tail', '--no-follow', '--since', 'yesterday']);
+    expect(since.code).toBe(1);
+    expect(since.stderr).toMatch(/invalid_request/);
+    expect(since.stderr).toMatch(/since/);
+  });
+
   it('refuses what cannot run: a status class that is none (exit 2), another client\'s cursor (exit 2), a production key (exit 1)', async () => {
     const bad = await lop(service, ['logs', 'tail', '--no-follow', '--status', '1xx']);
     expect(bad.code).toBe(2);
@@ -53,6 +118,12 @@ describe('lop logs tail', () => {
     const forged = await lop(service, ['logs', 'tail', '--no-follow', '--after', 'A'.repeat(32)]);
     expect(forged.code).toBe(2);
     expect(forged.stderr).toMatch(/--after was refused by the service/);
+    // --json: the service's own envelope, not one rebuilt by lop.
+    const forgedJson = await lop(service, ['logs', 'tail', '--no-follow', '--json', '--after', 'A'.repeat(32)]);
+    expect(forgedJson.code).toBe(2);
+    const direct = await service.get(`/v1/sandbox/request-log?after=${'A'.repeat(32)}`);
+    expect(direct.status).toBe(400);
+    expect(JSON.parse(forgedJson.stderr)).toEqual({ ...direct.body, request_id: expect.stringMatching(/^req_/) });
     const production = await lop(service, ['logs', 'tail', '--no-follow'], { LOP_API_KEY: service.productionKey });
     expect(production.code).toBe(1);
     expect(production.stderr).toMatch(/forbidden: The request log is kept for sandbox keys only/);

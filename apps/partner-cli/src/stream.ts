@@ -1,6 +1,6 @@
 import { EVENT_TYPES } from '@lop/contract';
 import { ApiError, must, toApiError, UnreachableError, UsageError, type Api, type EventType, type PartnerEvent } from './api';
-import { sleep } from './forward';
+import { InterruptedError, sleep } from './forward';
 import { clock, type Output } from './output';
 import { rawArrayElements } from './raw-json';
 
@@ -19,12 +19,28 @@ export interface StreamPage {
 /** The API's maximum page size (docs/events.md); used to reach the end of the stream quickly. */
 export const MAX_PAGE = 500;
 
-/** One page of GET /v1/events after `cursor`, with each event's source text. */
-export async function readPage(api: Api, cursor: string | undefined, limit: number): Promise<StreamPage> {
-  const result = await api.client.GET('/api/public/partner/v1/events', {
-    params: { query: { ...(cursor === undefined ? {} : { cursor }), limit } },
-    parseAs: 'text',
-  });
+/**
+ * How long a follower's read of an empty page waits for the next event (GET /v1/events?wait), so
+ * an event arrives as soon as it commits rather than at the next poll: under the 30 s after which
+ * every call gives up (api.ts), with room for a slow network.
+ */
+export const FOLLOW_WAIT_SECONDS = 20;
+
+/**
+ * One page of GET /v1/events after `cursor`, with each event's source text. With `follow`, an empty
+ * page is held by the service until an event commits or `waitSeconds` pass; `stop` ends the wait
+ * at once (InterruptedError).
+ */
+export async function readPage(api: Api, cursor: string | undefined, limit: number, follow?: { waitSeconds: number; stop: AbortSignal }): Promise<StreamPage> {
+  const result = await api.client
+    .GET('/api/public/partner/v1/events', {
+      params: { query: { ...(cursor === undefined ? {} : { cursor }), limit, ...(follow ? { wait: follow.waitSeconds } : {}) } },
+      parseAs: 'text',
+      ...(follow ? { signal: follow.stop } : {}),
+    })
+    .catch((error: unknown) => {
+      throw follow?.stop.aborted ? new InterruptedError() : error;
+    });
   if (result.error !== undefined) throw toApiError(result.response, result.error);
   const text = must(result);
   const page = (JSON.parse(text) as { data: { events: PartnerEvent[]; next_cursor: string; has_more: boolean } }).data;
@@ -98,5 +114,5 @@ export function refusedCursor(error: unknown, option: string): unknown {
   if (!(error instanceof ApiError) || error.status !== 400) return error;
   const detail = error.details.find((d) => d.field === 'cursor');
   if (!detail) return error;
-  return new UsageError(`${option} was refused by the service: ${error.message}${error.requestId ? ` (request_id ${error.requestId})` : ''}`, detail.issue ?? 'invalid_cursor');
+  return new UsageError(`${option} was refused by the service: ${error.message}${error.requestId ? ` (request_id ${error.requestId})` : ''}`, detail.issue ?? 'invalid_cursor', error.body);
 }

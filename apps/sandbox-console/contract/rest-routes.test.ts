@@ -1,8 +1,8 @@
 // The console's tables checked against the server code they mirror (outside src/: the browser bundle imports only types from @lop/domain).
 import { describe, expect, it } from 'vitest';
 import { forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { EVENT_TYPES as API_EVENT_TYPES, PARTNER_API_VERSION as API_VERSION, partnerRouter } from '@lop/domain';
-import { EVENT_TYPES, PARTNER_API_VERSION } from '@lop/contract';
+import { partnerRouter } from '@lop/domain';
+import { PARTNER_API_VERSION } from '@lop/contract';
 import { inputFromRestPath, REST_ROUTES, restRequestFor, scopeOf } from '../src/inspector/rest-routes';
 
 describe('the REST routes the request inspector shows', () => {
@@ -22,13 +22,8 @@ describe('the REST routes the request inspector shows', () => {
     expect(known).toEqual(expected);
   });
 
-  it('name the API version the server does, and every route is under it', () => {
-    expect(PARTNER_API_VERSION).toBe(API_VERSION);
+  it('all sit under the API version', () => {
     for (const route of Object.values(REST_ROUTES)) expect(route.path.startsWith(`/${PARTNER_API_VERSION}/`)).toBe(true);
-  });
-
-  it('know the event types the API emits, in its order', () => {
-    expect(EVENT_TYPES).toEqual(API_EVENT_TYPES);
   });
 
   it('put path parameters in the path, the rest in the query of a GET or the body of a POST', () => {

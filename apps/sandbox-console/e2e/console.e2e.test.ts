@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { EVENT_TYPES, PARTNER_BASE_PATH, SCOPES } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, type DatabaseConnection } from '@lop/db';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
-import { createKey, createSubscription, EVENT_TYPES, loadConfig, PARTNER_BASE_PATH, protectorFor, seedDemo, SCOPES, webhookSettings } from '@lop/domain';
+import { createKey, createSubscription, loadConfig, protectorFor, seedDemo, webhookSettings } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { ensureConsoleBuilt } from '../ensure-built';
 import { ARTIFACTS, openBrowser, screenshot, type Browser } from './browser';

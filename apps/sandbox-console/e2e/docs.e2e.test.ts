@@ -57,7 +57,7 @@ describe('docs that run', () => {
     await page.getByRole('heading', { name: 'Laboratory Ordering Partner API' }).waitFor();
   });
 
-  it('Test Request of "Create an order" works as shipped after the console: the sandbox key, real fixture ids and a fresh Idempotency-Key per try', async () => {
+  it('Test Request of "Create an order" works as shipped after the console: the sandbox key, real fixture ids, a fresh Idempotency-Key and a fresh external_order_id per try', async () => {
     const { page } = stack;
     // The previous test entered the key in the console, in this tab: /docs reads it from there.
     await page.goto(`${stack.api.url}/docs`);
@@ -85,12 +85,16 @@ describe('docs that run', () => {
     expect([order.program_id, order.item_id]).toEqual([minimal.program_id, minimal.item_id]);
     expect((await stack.rest('GET', `/v1/orders/${order.order_id}`)).status).toBe(200);
 
-    // A second try gets its own key: the API answers about the order (a duplicate external_order_id), not about a replayed or missing key.
+    // A second try of the same example gets its own key and its own external_order_id: a second order, not 409 duplicate_external_order_id.
     await client.getByRole('button', { name: /^Send/ }).first().click();
     await expect.poll(() => sent.length).toBe(2);
     expect(sent[1].idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
     expect(sent[1].idempotencyKey).not.toBe(sent[0].idempotencyKey);
-    expect(sent[1].body.error.details[0].issue).toBe('duplicate_external_order_id');
+    expect(sent[1].status, JSON.stringify(sent[1].body)).toBe(201);
+    expect(sent[1].body.data.external_order_id).toMatch(/^docs-/);
+    expect(sent[1].body.data.external_order_id).not.toBe(order.external_order_id);
+    expect(sent[1].body.data.order_id).not.toBe(order.order_id);
+    await section.getByText(/external_order_id must be unique among your orders/).first().waitFor();
     // The reference uses the key for this tab only: nothing writes it where it would outlive the tab.
     expect(await page.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain('lop_test_');
     await page.screenshot({ path: join(ARTIFACTS, 'docs-02-test-request.png') });

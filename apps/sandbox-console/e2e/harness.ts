@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { PARTNER_BASE_PATH, type Scope, SCOPES } from '@lop/contract';
 import { inject } from 'vitest';
 import type { Page } from 'playwright-core';
 import { connectDatabase, createTestDatabase, freePort, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import { startDeliveryWorker, type RunningDeliveryWorker } from '@lop/delivery-worker';
-import { createClient, createKey, grantPrograms, loadConfig, PARTNER_BASE_PATH, seedDemo, SCOPES, type Config, type Scope } from '@lop/domain';
+import { createClient, createKey, grantPrograms, loadConfig, seedDemo, type Config } from '@lop/domain';
 import { createLogger, startPartnerApi, type RunningApi } from '@lop/partner-api';
 import { ensureConsoleBuilt } from '../ensure-built';
 import { ARTIFACTS, openBrowser, type Browser } from './browser';

@@ -96,6 +96,31 @@ describe('the scenario runner, driven by the server', () => {
     expect(await page.getByRole('button', { name: 'Run next step' }).getAttribute('aria-disabled')).toBe('true');
   });
 
+  it('a cancelled order invites no scenario: the creation banner drops "Run a scenario", and the panel says why none applies', async () => {
+    const { page } = stack;
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Fixtures' }).click();
+    const card = page.locator('article', { has: page.getByRole('heading', { name: 'minimal', exact: true }) });
+    await card.getByRole('button', { name: 'Create order' }).click();
+    const banner = page.getByRole('status').filter({ hasText: /created from the minimal fixture/ });
+    await banner.getByText(/Run a scenario to move it along\./).waitFor();
+    await page.getByRole('heading', { level: 2, name: 'Run a scenario' }).waitFor();
+
+    const cancel = page.getByRole('article', { name: 'Cancel the order' });
+    await cancel.getByRole('button', { name: 'Cancel order…' }).click();
+    await cancel.getByRole('button', { name: 'Yes, cancel this order' }).click();
+    const why = 'This order is cancelled by partner, a final state: no scenario can move it any further. Every scenario starts from a newly created order (received): create one from a fixture to run a scenario.';
+    await page.getByText(why).waitFor({ timeout: 10_000 });
+    await page.getByRole('heading', { level: 2, name: 'Scenarios' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Run a scenario' }).count()).toBe(0);
+    expect(await banner.textContent()).not.toContain('Run a scenario');
+    expect(await page.getByText('No scenario is defined.').count()).toBe(0);
+
+    // Opened afresh, a cancelled order reads the same.
+    await page.reload();
+    await page.getByText(why).waitFor();
+    expect(await page.getByRole('heading', { name: 'Run a scenario' }).count()).toBe(0);
+  });
+
   it('logged no browser error', () => {
     expect(stack.browser.problems).toEqual([]);
   });

@@ -67,3 +67,8 @@ export function relativeTime(iso: string, now = Date.now()): string {
   const [unit, size] = units.find(([, size]) => Math.abs(seconds) >= size) ?? ['second', 1];
   return new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }).format(Math.round(seconds / size), unit);
 }
+
+/** "1 dead letter", "3 dead letters": a count with its noun. */
+export function countOf(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}

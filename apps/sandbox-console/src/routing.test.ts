@@ -12,6 +12,8 @@ describe('console routes', () => {
     expect(parseRoute(href.order(id))).toEqual({ page: 'order', orderId: id });
     expect(parseRoute(href.webhooks)).toEqual({ page: 'webhooks' });
     expect(parseRoute(href.webhook(id))).toEqual({ page: 'webhook', subscriptionId: id });
+    const deliveryId = '1c9e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6';
+    expect(parseRoute(href.webhookDelivery(id, deliveryId))).toEqual({ page: 'webhook', subscriptionId: id, deliveryId });
     expect(parseRoute(href.events)).toEqual({ page: 'events' });
     expect(parseRoute(href.logs)).toEqual({ page: 'logs' });
     expect(parseRoute(href.logEntry('req_4f9c1d2e8a7b6c5d4e3f2a1b'))).toEqual({ page: 'log', requestId: 'req_4f9c1d2e8a7b6c5d4e3f2a1b' });
@@ -20,6 +22,7 @@ describe('console routes', () => {
   it('answer an unknown path as not found instead of guessing a screen', () => {
     expect(parseRoute('#/orders/not-an-id')).toEqual({ page: 'not_found', path: '/orders/not-an-id' });
     expect(parseRoute('#/admin')).toEqual({ page: 'not_found', path: '/admin' });
+    expect(parseRoute('#/webhooks/0b8f4a8e-3c1d-4f7a-9d2e-5a6b7c8d9e0f/deliveries/latest')).toEqual({ page: 'not_found', path: '/webhooks/0b8f4a8e-3c1d-4f7a-9d2e-5a6b7c8d9e0f/deliveries/latest' });
     expect(parseRoute('#/logs/not-a-request-id')).toEqual({ page: 'not_found', path: '/logs/not-a-request-id' });
   });
 });

@@ -9,7 +9,7 @@ export type Route =
   | { page: 'logs' }
   | { page: 'log'; requestId: string }
   | { page: 'webhooks' }
-  | { page: 'webhook'; subscriptionId: string }
+  | { page: 'webhook'; subscriptionId: string; deliveryId?: string }
   | { page: 'not_found'; path: string };
 
 /** Hash routes keep every screen a plain link that works under any base path. */
@@ -25,6 +25,8 @@ export function parseRoute(hash: string): Route {
   if (path === '/webhooks') return { page: 'webhooks' };
   const webhook = /^\/webhooks\/([0-9a-f-]{36})$/.exec(path);
   if (webhook) return { page: 'webhook', subscriptionId: webhook[1] };
+  const delivery = /^\/webhooks\/([0-9a-f-]{36})\/deliveries\/([0-9a-f-]{36})$/.exec(path);
+  if (delivery) return { page: 'webhook', subscriptionId: delivery[1], deliveryId: delivery[2] };
   const order = /^\/orders\/([0-9a-f-]{36})$/.exec(path);
   if (order) return { page: 'order', orderId: order[1] };
   return { page: 'not_found', path };
@@ -40,6 +42,8 @@ export const href = {
   logEntry: (requestId: string) => `#/logs/${requestId}`,
   webhooks: '#/webhooks',
   webhook: (subscriptionId: string) => `#/webhooks/${subscriptionId}`,
+  /** One delivery of an endpoint's log (a recovered dead letter's replay, an attempt of the health view). */
+  webhookDelivery: (subscriptionId: string, deliveryId: string) => `#/webhooks/${subscriptionId}/deliveries/${deliveryId}`,
 };
 
 export function navigate(to: string): void {

@@ -7,6 +7,7 @@ export * from './events';
 export * from './lifecycle';
 export * from './limits';
 export * from './paths';
+export * from './request-log';
 export * from './schemas';
 export * from './scopes';
 export * from './versions';

@@ -1,5 +1,6 @@
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { sendNotificationsAfterCommit } from './after-commit';
 import { queryDeadlines } from './query-timeouts';
 export type Database = PostgresJsDatabase;
 
@@ -86,6 +87,6 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   const sql = deadlines ? deadlines.guard(pool) : pool;
   // No relational schema: nothing uses db.query, and with one drizzle builds a query builder per
   // table for every transaction.
-  const db = drizzle(sql);
+  const db = sendNotificationsAfterCommit(drizzle(sql), sql);
   return { sql, db, close: () => pool.end({ timeout: 5 }) };
 }

@@ -1,9 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import postgres from 'postgres';
 import { ensureEmbeddedPostgres } from './embedded';
 import { freePort } from './free-port';
 
@@ -70,5 +71,40 @@ describe('embedded PostgreSQL', () => {
       await again.stop();
     }
     expect(postgresProcesses()).toEqual([]);
+  });
+
+  it('two owners starting a folder with no database at once (a fresh clone\'s first test runs): one initialises it, both then serve from it', { timeout: 120_000 }, async () => {
+    const fresh = join(folder, 'fresh');
+    const port = await freePort();
+    const servers = await Promise.all([ensureEmbeddedPostgres({ dataDir: fresh, port }), ensureEmbeddedPostgres({ dataDir: fresh, port })]);
+    try {
+      expect(servers.map((s) => s.startedHere).sort()).toEqual([false, true]);
+      for (const server of servers) {
+        const sql = postgres(server.url, { max: 1 });
+        expect((await sql`select 1 as one`)[0].one).toBe(1);
+        await sql.end();
+      }
+      // Nothing of the losing initialisation is left beside it.
+      expect(readdirSync(folder).filter((name) => name.startsWith('fresh.initdb-'))).toEqual([]);
+    } finally {
+      for (const server of servers) await server.stop();
+    }
+  });
+
+  it('two owners starting one folder at once (test runs of several projects): one starts it, the other waits for it to accept connections and uses it', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    await (await ensureEmbeddedPostgres({ dataDir, port })).stop(); // initialised before the race
+    for (let round = 0; round < 3; round++) {
+      const servers = await Promise.all([ensureEmbeddedPostgres({ dataDir, port }), ensureEmbeddedPostgres({ dataDir, port })]);
+      try {
+        expect(servers.map((s) => s.startedHere).sort()).toEqual([false, true]);
+        const sql = postgres(servers.find((s) => !s.startedHere)!.url, { max: 1 });
+        expect((await sql`select 1 as one`)[0].one).toBe(1);
+        await sql.end();
+      } finally {
+        for (const server of servers) await server.stop();
+      }
+      expect(postgresProcesses()).toEqual([]);
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import postgres from 'postgres';
 
 export interface EmbeddedPostgresOptions {
@@ -189,9 +190,36 @@ async function startPostmaster(options: EmbeddedPostgresOptions, url: string): P
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // Its child answers on the port, so postmaster.pid is the child's (PostgreSQL writes it before listening).
-  started.identity = postmasterIdentity(options.dataDir);
+  // A server answers on the port, but it may be another process's that won the race to start this
+  // folder (our postmaster then exits on its lock file): ours only if the guard is its parent.
+  const identity = postmasterIdentity(options.dataDir);
+  const parent = identity ? parentOf(identity.pid) : undefined;
+  if (identity && parent !== null && parent !== guard.pid) {
+    guard.stdin!.end();
+    await exited;
+    throw new Error('another process started PostgreSQL on this data folder first');
+  }
+  started.identity = identity;
   return { retire, stop };
+}
+
+/**
+ * The parent pid of a process: from /proc on Linux (a minimal image may have no `ps`), else from
+ * `ps` (macOS); undefined when it is gone. Null when neither can tell: the caller then trusts the port.
+ */
+function parentOf(pid: number): number | undefined | null {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) || undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && existsSync('/proc/self/stat')) return undefined; // Linux, and the process is gone.
+  }
+  try {
+    return Number(execFileSync('ps', ['-o', 'ppid=', '-p', String(pid)], { encoding: 'utf8' }).trim()) || undefined;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
+  }
 }
 
 /**
@@ -206,6 +234,57 @@ async function waitForStoppingServer(options: EmbeddedPostgresOptions): Promise<
     if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL in ${options.dataDir} (pid ${running.pid}) is being stopped by the instance that started it, and did not stop within 60 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** While the folder's postmaster.pid names a server (another process's, starting up), waits up to 60 s for it to answer. */
+async function answersOnceStarted(dataDir: string, url: string): Promise<boolean> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    if (await answers(url)) return true;
+    if (!postmasterIdentity(dataDir)) return false;
+  }
+  return false;
+}
+
+/**
+ * initdb for a data folder that has none, safe when several processes find it empty at once (the
+ * test runs of several projects on a fresh clone): each initialises a folder of its own beside it
+ * and renames it into place, which succeeds for one; the others find it initialised and discard
+ * theirs. One initdb straight into the shared folder failed the second with "exists but is not empty".
+ */
+async function initialiseOnce(options: EmbeddedPostgresOptions, runningAsRoot: boolean): Promise<void> {
+  const initialised = () => existsSync(join(options.dataDir, 'PG_VERSION'));
+  const staging = `${options.dataDir}.initdb-${process.pid}-${randomBytes(4).toString('hex')}`;
+  rmSync(staging, { recursive: true, force: true });
+  // initdb (and, as root, the `postgres` OS user) by the package; the server is started by the caller.
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: staging,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: runningAsRoot,
+    onLog: (message: unknown) => options.log?.(String(message).trim()),
+    onError: (message: unknown) => options.log?.(String(message).trim()),
+  });
+  try {
+    await server.initialise();
+    // Onto the empty folder made above: rename replaces an empty directory, and fails on one another process filled.
+    renameSync(staging, options.dataDir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another process initialised it meanwhile (or, as root, created the OS user under our useradd): use its folder.
+    for (const deadline = Date.now() + 60_000; !initialised() && otherInitialisations(options.dataDir, staging) && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    if (!initialised()) throw error;
+  }
+}
+
+/** Whether another start (this process's too) is initialising a folder to rename onto `dataDir`. */
+function otherInitialisations(dataDir: string, ours: string): boolean {
+  const prefix = `${basename(dataDir)}.initdb-`;
+  return readdirSync(dirname(dataDir)).some((name) => name.startsWith(prefix) && name !== basename(ours));
 }
 
 /**
@@ -223,26 +302,13 @@ export async function ensureEmbeddedPostgres(options: EmbeddedPostgresOptions): 
   // which needs to traverse every parent of the data folder (created 0755 here).
   const runningAsRoot = process.getuid?.() === 0;
   mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
-  if (!existsSync(join(options.dataDir, 'PG_VERSION'))) {
-    // initdb (and, as root, the `postgres` OS user) by the package; the server is started below.
-    const EmbeddedPostgres = await importEmbeddedPostgres();
-    const server = new EmbeddedPostgres({
-      databaseDir: options.dataDir,
-      port: options.port,
-      user: USER,
-      password: PASSWORD,
-      persistent: true,
-      createPostgresUser: runningAsRoot,
-      onLog: (message: unknown) => options.log?.(String(message).trim()),
-      onError: (message: unknown) => options.log?.(String(message).trim()),
-    });
-    await server.initialise();
-  }
+  if (!existsSync(join(options.dataDir, 'PG_VERSION'))) await initialiseOnce(options, runningAsRoot);
   try {
     return { url, startedHere: true, ...(await startPostmaster(options, url)) };
   } catch (error) {
-    // Another process may have won the race to start the same folder: use its server.
-    if (await answers(url)) return borrowed;
+    // Another process may have won the race to start the same folder (projects' test runs start
+    // at once): use its server once it accepts connections.
+    if (await answersOnceStarted(options.dataDir, url)) return borrowed;
     throw new Error(`embedded PostgreSQL did not start in ${options.dataDir}: ${(error as Error).message}`);
   }
 }

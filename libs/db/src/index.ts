@@ -1,5 +1,6 @@
 export * from './schema';
 export * from './client';
+export { notifyAfterCommit } from './after-commit';
 export { DatabaseNotAnsweringError, QUERY_TIMEOUT, QueryTimeoutError } from './query-timeouts';
 export * from './error-for-log';
 export * from './prepared';

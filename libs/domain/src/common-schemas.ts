@@ -116,6 +116,30 @@ export function queryInteger({ min, max, default: fallback }: { min: number; max
 }
 
 /**
+ * A query parameter that takes one or more of a few names, comma-separated (`?source=rest,console`):
+ * read into the list of names, each at most once. The tRPC door sends the same text. Anything else
+ * (an unknown name, an empty item, a space) is `invalid_value`, with the names that are accepted.
+ */
+export function queryEnumList<const T extends readonly [string, ...string[]]>(values: T, description: string) {
+  const name = `(?:${values.join('|')})`;
+  return (
+    z
+      .string()
+      // A pipe, which trpc-to-openapi takes as a query parameter (a bare transform it refuses).
+      .transform((value, ctx) => {
+        const items = value.split(',');
+        if (items.some((item) => !values.includes(item))) {
+          ctx.issues.push({ code: 'custom', input: value, message: `Send one or more of ${values.join(', ')}, separated by commas.`, params: { issue: 'invalid_value' } });
+          return z.NEVER;
+        }
+        return [...new Set(items)] as T[number][];
+      })
+      // A transform has no JSON Schema of its own; partners see what they may send.
+      .meta({ override: { type: 'string', pattern: `^${name}(?:,${name})*$`, description } })
+  );
+}
+
+/**
  * An integer in a JSON body: a JSON number, never text. trpc-to-openapi's REST adapter switches
  * coercion on for every number field of an input schema it serves (so `"steps": "0x1"` would be
  * read as 1, on the tRPC door too once the shared schema is changed); behind a pipe it leaves the

@@ -2,6 +2,7 @@ import type { Database, Sql } from '@lop/db';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Caller } from './auth/authenticate';
 import type { ReadAuditWriter } from './audit/read-audit';
+import type { EventWaiters } from './events/waiters';
 import type { StreamWriteGate } from './events/write-gate';
 import type { DataProtector } from './security/protector';
 import type { ReplicaSet } from './reads/replica-set';
@@ -20,6 +21,11 @@ export interface RequestContext {
    */
   db: Database;
   sql: Sql;
+  /**
+   * The primary's, set by the read routing when `db` is a replica's: a read that must see a commit
+   * it was just told of (a woken GET /v1/events wait) reads there.
+   */
+  primary?: Database;
   /** The read replicas (DATABASE_READ_URL); none: every read goes to the primary. */
   replicas?: ReplicaSet;
   requestId: string;
@@ -49,6 +55,16 @@ export interface RequestContext {
    * one per API process, shared by both doors.
    */
   writeGate: StreamWriteGate;
+  /**
+   * This process's reads of GET /v1/events waiting for their stream's next event (`wait`), woken by
+   * its LISTEN connection (events/waiters.ts); none: such a read answers at once.
+   */
+  eventWaiters?: EventWaiters;
+  /**
+   * A signal aborted when the client goes away before its answer (a waiting read gives its place
+   * back); a function, so that only the reads that wait pay for it.
+   */
+  clientGone?: () => AbortSignal;
   /**
    * The webhook settings the console's webhook self-service applies: the destination policy
    * registration and every attempt share, and the attempt timeout of a test delivery.

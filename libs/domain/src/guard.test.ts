@@ -1,3 +1,4 @@
+import { SCOPES } from '@lop/contract';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { RequestContext } from './context';
 import { StreamWriteGate } from './events/write-gate';
@@ -5,7 +6,6 @@ import { createKey } from './control-plane/control-plane';
 import { newOrder, openTestDatabase } from '../testing/orders';
 import { PartnerError } from './http/errors';
 import { guard, REFUSAL_PAUSE_MS } from './guard';
-import { SCOPES } from './auth/scopes';
 
 const connection = openTestDatabase();
 afterAll(() => connection.close());

@@ -1,7 +1,7 @@
+import type { Scope } from '@lop/contract';
 import type { RateLimitPolicy, RequestContext } from './context';
 import { PartnerError } from './http/errors';
 import { authenticate, requireScope, type Caller } from './auth/authenticate';
-import type { Scope } from './auth/scopes';
 
 export interface GuardRules {
   /** Scope the key must carry; none for health, fixtures and scenarios. */

@@ -1,11 +1,11 @@
+import type { ErrorCode, Scope } from '@lop/contract';
 import { initTRPC } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { guard, type GuardRules } from './guard';
-import type { Scope } from './auth/scopes';
 import type { RateLimitPolicy, RequestContext } from './context';
 import { errorBodyFor } from './http/error-response';
-import { ERROR_CODES, type ErrorCode } from './http/errors';
+import { ERROR_CODES } from './http/errors';
 import { readThroughReplicas } from './reads/read-routing';
 import { auditRead, auditUnavailable } from './audit/read-middleware';
 
@@ -88,7 +88,7 @@ export function partnerProcedure(meta: PartnerProcedureMeta) {
       return readThroughReplicas(
         ctx.replicas,
         caller,
-        (replica) => next({ ctx: replica ? { caller, db: replica.db, sql: replica.sql } : { caller } }),
+        (replica) => next({ ctx: replica ? { caller, db: replica.db, sql: replica.sql, primary: ctx.db } : { caller } }),
         (result) => (result.ok ? undefined : result.error),
       );
     };

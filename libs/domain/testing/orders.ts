@@ -6,11 +6,12 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, gt } from 'drizzle-orm';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import {
   apiClients,
   catalogItems,
   connectDatabase,
+  createTestDatabase,
   events,
   laboratories,
   orderExceptions,
@@ -22,6 +23,8 @@ import {
   type Database,
   type DatabaseConnection,
   type Environment,
+  type TestDatabase,
+  withDatabase,
 } from '@lop/db';
 import { eventDataSchema } from '../src/events/events.schemas';
 import type { EventDraft } from '../src/events/append';
@@ -43,6 +46,32 @@ declare module 'vitest' {
 /** A connection to this run's database. */
 export function openTestDatabase(): DatabaseConnection {
   return connectDatabase(inject('databaseUrl'), { max: 4, applicationName: 'domain-tests' });
+}
+
+/**
+ * A migrated database of the calling test file's own, for a file that detaches partitions or fills
+ * and analyzes tables (no other file's rows may be in them): made before its tests, dropped after.
+ * Its `db` and `sql` are there inside tests and hooks (the file's own beforeAll runs after this one).
+ */
+export function ownTestDatabase(label: string, options: { max?: number } = {}): Pick<DatabaseConnection, 'db' | 'sql'> {
+  let database: TestDatabase | undefined;
+  let connection: DatabaseConnection | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase(withDatabase(inject('databaseUrl'), 'postgres'), label);
+    connection = connectDatabase(database.url, { max: options.max ?? 4, applicationName: `${label}-test` });
+  });
+  afterAll(async () => {
+    await connection?.close();
+    await database?.drop();
+  });
+  return {
+    get db() {
+      return connection!.db;
+    },
+    get sql() {
+      return connection!.sql;
+    },
+  };
 }
 
 const unique = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;

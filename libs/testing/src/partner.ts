@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { EVENT_TYPES, type EventType } from '@lop/contract';
 import { subjects, type Database, type Sql } from '@lop/db';
 import {
   authenticate,
   createOrder,
   createSubscription,
   DataProtector,
-  EVENT_TYPES,
   loadConfig,
   type Caller,
   type Config,
-  type EventType,
   type Resolver,
 } from '@lop/domain';
 import { fixtures, unique } from './tenant';

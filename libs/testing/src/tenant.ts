@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { type Scope, SCOPES } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import {
   aoeQuestions,
@@ -12,7 +13,7 @@ import {
   type Database,
   type Environment,
 } from '@lop/db';
-import { createClient, createKey, grantPrograms, revokeKey, SCOPES, seedDemo, type DemoSeedResult, type Scope } from '@lop/domain';
+import { createClient, createKey, grantPrograms, revokeKey, seedDemo, type DemoSeedResult } from '@lop/domain';
 
 export type ProgramRow = typeof programs.$inferSelect;
 export type ItemRow = typeof catalogItems.$inferSelect;

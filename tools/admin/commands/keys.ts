@@ -1,5 +1,6 @@
+import { type Environment, type Scope, SCOPES } from '@lop/contract';
 import { Option, type Command } from 'commander';
-import { createKey, listKeys, revokeKey, SCOPES, type Environment, type Scope } from '@lop/domain';
+import { createKey, listKeys, revokeKey } from '@lop/domain';
 import { ENVIRONMENT_CHOICES, expiresInArgument, scopesArgument, uuidArgument } from '../arguments';
 import { operatorActor } from '../operator';
 import { withDatabase } from '../database';

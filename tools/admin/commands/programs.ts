@@ -1,5 +1,6 @@
+import type { Environment } from '@lop/contract';
 import { Option, type Command } from 'commander';
-import { grantPrograms, revokeProgramGrants, type Environment } from '@lop/domain';
+import { grantPrograms, revokeProgramGrants } from '@lop/domain';
 import { ENVIRONMENT_CHOICES, uuidArgument } from '../arguments';
 import { operatorActor } from '../operator';
 import { withDatabase } from '../database';

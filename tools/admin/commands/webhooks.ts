@@ -1,9 +1,9 @@
 import { userInfo } from 'node:os';
+import { type Environment, EVENT_TYPES, type EventType } from '@lop/contract';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import {
   createSubscription,
   disableSubscription,
-  EVENT_TYPES,
   getDelivery,
   listDeliveries,
   listSubscriptions,
@@ -16,8 +16,6 @@ import {
   sendTestDelivery,
   webhookSettings,
   type DeliveryView,
-  type Environment,
-  type EventType,
 } from '@lop/domain';
 import { ENVIRONMENT_CHOICES, uuidArgument } from '../arguments';
 import { operatorActor } from '../operator';
@@ -63,9 +61,11 @@ function describeSubscription(s: Subscription): [string, string][] {
   ];
 }
 
-const attemptLine = (a: DeliveryView['attempts'][number]) =>
+// The retry an attempt planned is printed only while the delivery still waits for it (its latest
+// attempt, the delivery pending): "retry now", a dead letter or a cancel leave the row's time stale.
+const attemptLine = (a: DeliveryView['attempts'][number], scheduled: string | null) =>
   `    #${a.attempt} ${a.started_at} ${a.outcome}${a.status_code ? ` status ${a.status_code}` : ''}${a.error_class ? ` (${a.error_class})` : ''}${a.duration_ms === null ? '' : ` ${a.duration_ms} ms`}` +
-  (a.next_attempt_at ? `, next at ${a.next_attempt_at}` : '');
+  (scheduled ? `, next at ${scheduled}` : '');
 
 function describeDelivery(d: DeliveryView): string {
   return [
@@ -76,10 +76,11 @@ function describeDelivery(d: DeliveryView): string {
       ['kind', d.replay_of ? `${d.kind} of ${d.replay_of}` : d.kind],
       ['state', d.failure_reason ? `${d.state} (${d.failure_reason})` : d.state],
       ...(d.replayed_by.length > 0 ? ([['replayed_by', d.replayed_by.join(', ')]] as [string, string][]) : []),
+      ...(d.recovered_at ? ([['recovered', `${d.recovered_at}${d.recovered_by ? ` by ${d.recovered_by}` : ''}`]] as [string, string][]) : []),
       ['attempts', String(d.attempts_made)],
       ...(d.next_attempt_at ? ([['next_attempt_at', d.next_attempt_at]] as [string, string][]) : []),
     ]),
-    ...d.attempts.map(attemptLine),
+    ...d.attempts.map((a, i) => attemptLine(a, d.state === 'pending' && i === d.attempts.length - 1 ? d.next_attempt_at : null)),
   ].join('\n');
 }
 

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { generateSigningSecret } from '@lop/contract';
 import { describe, expect, it } from 'vitest';
-import { buildAsyncApiDocument, deliveryHeaders, generateSigningSecret } from '@lop/domain';
+import { buildAsyncApiDocument, deliveryHeaders } from '@lop/domain';
 import { verifyWebhook } from './verify-webhook';
 
 const PYTHON_SAMPLE = fileURLToPath(new URL('./verify_webhook.py', import.meta.url));

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '@lop/db';
-import { PARTNER_BASE_PATH } from '@lop/domain';
 import { testDatabaseUrl } from '@lop/testing';
 import { startAppOver, type CapturedLog, type TestApi } from '../testing/harness';
 import { DISCARD_LIMIT_BYTES } from './body';

@@ -1,17 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '@lop/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '@lop/db';
-import { createKey, demoId, SCOPES } from '@lop/domain';
-import { connectFixtures, startAppOver, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { createKey, demoId } from '@lop/domain';
+import { startAppOver, type TestResponse } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
 import { fixtures, unique } from '@lop/testing';
+import { useScene } from '../testing/scene';
 
 /**
  * DESIGN §13: every protection a partner call gets on REST holds on the console's tRPC door too,
  * because it is enforced in the tRPC core, not in one door's middleware.
  */
 const LIMIT = 3;
-const fx = connectFixtures();
-let api: TestApi;
+const { api, connection: fx } = useScene({ rateLimit: LIMIT });
 let clientId: string;
 const SUBJECT = 'both-doors-subject';
 
@@ -60,13 +61,7 @@ const counterRows = async () => (await fx.sql<{ n: number }[]>`select count(*)::
 beforeAll(async () => {
   const demo = await fixtures(fx.db).demo();
   clientId = demo.client_id;
-  api = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
   expect((await api.call('PUT', `/v1/subjects/${SUBJECT}`, { key: demo.key })).status).toBe(200);
-});
-
-afterAll(async () => {
-  await api.close();
-  await fx.close();
 });
 
 describe('the order-creation rate limit', () => {

@@ -1,4 +1,4 @@
-import { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/domain';
+import { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 
 /** Where the console keeps its key (sessionStorage, this origin): /docs reads it to try requests with it. */
 export const CONSOLE_KEY_STORAGE = 'lop.sandbox-console.key';
@@ -11,9 +11,12 @@ export interface ReferenceSettings {
 /**
  * Runs in the reader's browser before the reference renders. With a sandbox key the console left
  * in this tab, the create-order example becomes the running sandbox's own minimal fixture (real
- * program and item ids, a fresh external_order_id) and Test Request is authorised with that key.
- * Every Test Request of POST /orders without an Idempotency-Key gets a fresh one, so a try never
- * fails with 400 nor replays the previous try. Plain ES2020: it is served as is.
+ * program and item ids) and Test Request is authorised with that key. Every Test Request of
+ * POST /orders without an Idempotency-Key gets a fresh one, so a try never fails with 400 nor
+ * replays the previous try; and each send of the example's external_order_id sends a fresh one
+ * instead (the API refuses a second order with the same one: 409 duplicate_external_order_id),
+ * through Scalar's onBeforeRequest, which may change the body about to be sent. An
+ * external_order_id the reader typed is sent as typed. Plain ES2020: it is served as is.
  */
 export const TRY_IT = String.raw`
 (async () => {
@@ -32,10 +35,15 @@ export const TRY_IT = String.raw`
   } catch {}
   const openapi = await (await fetch(page.openApiUrl)).json();
   const create = openapi.paths && openapi.paths[createPath] && openapi.paths[createPath].post;
+  const freshOrderId = () => 'docs-' + freshId().slice(0, 8);
+  // The example bodies' external_order_id values: a send that still carries one gets a fresh one.
+  const exampleOrderIds = new Set();
+  const media = create && create.requestBody && create.requestBody.content && create.requestBody.content['application/json'];
   if (create) {
     create.description = (create.description || '') +
       '\n\n**Test Request here:** leave Idempotency-Key empty and each try sends a fresh one (type one yourself to try a replay).' +
-      (key ? ' The example body is your sandbox\'s own minimal fixture, with a fresh external_order_id.' : ' Open the sandbox console and enter a sandbox key first, and the example body becomes your sandbox\'s own fixture.');
+      ' external_order_id must be unique among your orders: each try of the example sends a fresh one (docs-…), shown in the response; type your own to send it as is.' +
+      (key ? ' The example body is your sandbox\'s own minimal fixture.' : ' Open the sandbox console and enter a sandbox key first, and the example body becomes your sandbox\'s own fixture.');
   }
   if (key && create) {
     try {
@@ -43,9 +51,8 @@ export const TRY_IT = String.raw`
       if (response.ok) {
         const fixtures = (await response.json()).data;
         const fixture = fixtures.find((f) => f.contract === 'minimal' && f.body) || fixtures.find((f) => f.body);
-        if (fixture) {
-          const media = create.requestBody.content['application/json'];
-          media.example = Object.assign({}, fixture.body, { external_order_id: 'docs-' + freshId().slice(0, 8) });
+        if (fixture && media) {
+          media.example = Object.assign({}, fixture.body, { external_order_id: freshOrderId() });
           delete media.examples;
           // Path parameters named programId get the same program, so a catalog or requirements try works too.
           for (const item of Object.values(openapi.paths)) {
@@ -59,11 +66,25 @@ export const TRY_IT = String.raw`
       }
     } catch {}
   }
+  if (media) {
+    for (const example of [media.example].concat(Object.values(media.examples || {}).map((e) => e && e.value))) {
+      if (example && typeof example.external_order_id === 'string') exampleOrderIds.add(example.external_order_id);
+    }
+  }
+  const isCreate = (request) => request.method === 'POST' && new URL(request.url).pathname === createPath;
   Scalar.createApiReference('#app', Object.assign({}, page.reference, {
     content: openapi,
     authentication: Object.assign({ preferredSecurityScheme: 'bearerAuth' }, key ? { securitySchemes: { bearerAuth: { token: key } } } : {}),
+    onBeforeRequest: ({ request, requestBuilder }) => {
+      const body = requestBuilder && requestBuilder.body;
+      if (!isCreate(request) || !body || body.mode !== 'raw' || typeof body.value !== 'string') return;
+      try {
+        const json = JSON.parse(body.value);
+        if (json && exampleOrderIds.has(json.external_order_id)) body.value = JSON.stringify(Object.assign(json, { external_order_id: freshOrderId() }), null, 2);
+      } catch {}
+    },
     onRequestBuilt: ({ request }) => {
-      if (request.method === 'POST' && new URL(request.url).pathname === createPath && !request.headers.get('idempotency-key')) {
+      if (isCreate(request) && !request.headers.get('idempotency-key')) {
         request.headers.set('Idempotency-Key', freshId());
       }
     },

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { ASYNCAPI_PATH, OPENAPI_PATH } from '@lop/contract';
 import express, { type Router } from 'express';
 import type { Element, ElementContent, Root as HastRoot } from 'hast';
 import type { Root as MdastRoot, RootContent as MdastContent } from 'mdast';
@@ -9,7 +10,6 @@ import remarkGfm from 'remark-gfm';
 import remarkParse from 'remark-parse';
 import remarkRehype from 'remark-rehype';
 import { unified } from 'unified';
-import { ASYNCAPI_PATH, OPENAPI_PATH } from '@lop/domain';
 
 export const GUIDES_PATH = '/docs/guides';
 
@@ -91,6 +91,32 @@ function headingIds(node: HastRoot | Element): void {
   walk(node);
 }
 
+/**
+ * Code blocks and tables that may scroll sideways (on a phone they do) are regions a keyboard can
+ * reach and scroll, with a name a screen reader announces (axe `scrollable-region-focusable`). A
+ * table keeps its own role inside a scrolling wrapper.
+ */
+function scrollableRegions(node: HastRoot | Element): void {
+  node.children = node.children.map((child) => {
+    if (child.type !== 'element') return child;
+    if (child.tagName === 'pre') {
+      const code = child.children.find((c): c is Element => c.type === 'element' && c.tagName === 'code');
+      const language = /(?:^|\s)language-([\w-]+)/.exec(String((code?.properties.className as string[] | undefined)?.join(' ') ?? ''))?.[1];
+      child.properties = { ...child.properties, tabIndex: 0, role: 'region', ariaLabel: language ? `Code sample (${language})` : 'Code sample' };
+      return child;
+    }
+    if (child.tagName === 'table') {
+      const headers = (child.children.find((c): c is Element => c.type === 'element' && c.tagName === 'thead')?.children ?? []).flatMap((row) => (row.type === 'element' ? row.children : []))
+        .filter((cell) => cell.type === 'element')
+        .map((cell) => text(cell).trim())
+        .filter(Boolean);
+      return { type: 'element', tagName: 'div', properties: { className: ['table-wrap'], tabIndex: 0, role: 'region', ariaLabel: headers.length ? `Table: ${headers.join(', ')}` : 'Table' }, children: [child] };
+    }
+    scrollableRegions(child);
+    return child;
+  });
+}
+
 /** Markdown to safe HTML: raw HTML in the markdown is dropped and the output sanitised (GitHub's rules). */
 export function renderGuide(markdown: string): string {
   return unified()
@@ -101,7 +127,10 @@ export function renderGuide(markdown: string): string {
     })
     .use(remarkRehype)
     .use(rehypeSanitize)
-    .use(() => (tree: HastRoot) => headingIds(tree))
+    .use(() => (tree: HastRoot) => {
+      headingIds(tree);
+      scrollableRegions(tree);
+    })
     .use(rehypeStringify)
     .processSync(markdown)
     .toString();
@@ -122,7 +151,11 @@ nav a[aria-current='page'] { font-weight: 700; color: var(--text); }
 main { background: #fff; border: 1px solid var(--border); border-radius: 8px; padding: 1.5rem 2rem; min-width: 0; }
 pre { background: var(--soft); padding: 0.8rem 1rem; border-radius: 6px; overflow-x: auto; font-size: 0.875rem; }
 code { font-family: ui-monospace, 'SFMono-Regular', 'Liberation Mono', Menlo, monospace; font-size: 0.9em; }
-table { border-collapse: collapse; display: block; overflow-x: auto; }
+table { border-collapse: collapse; }
+.table-wrap { overflow-x: auto; margin: 1rem 0; }
+.table-wrap table { margin: 0; }
+/* Long code words (paths, identifiers) break rather than widen the page on a phone. */
+p code, li code { overflow-wrap: anywhere; }
 th, td { border: 1px solid var(--border); padding: 0.35rem 0.6rem; text-align: left; vertical-align: top; }
 .top { background: #fff; border-bottom: 1px solid var(--border); padding: 0.6rem 1.5rem; display: flex; gap: 1.25rem; flex-wrap: wrap; align-items: center; }
 .top strong { margin-right: auto; }

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Options } from 'express-rate-limit';
+import postgres from 'postgres';
+import { createTestDatabase } from '@lop/db';
+import { startEmbeddedPrimary, type EmbeddedServer } from '@lop/db/testing/replica';
 import { connectFixtures } from '../testing/harness';
 import { PostgresRateLimitStore } from './rate-limit';
 
@@ -37,5 +40,38 @@ describe('a spent budget', () => {
     // One row, or two if the loop crossed a minute boundary; never more than limit + 1 hits written to one.
     for (const row of rows) expect(row.count).toBeLessThanOrEqual(4);
     expect(rows.reduce((sum, row) => sum + row.count, 0)).toBeLessThanOrEqual(8);
+  });
+});
+
+describe('an increment', () => {
+  // A server whose synchronous commits wait for a standby that never comes: a commit that waits
+  // for durability never returns, and keeps its row locks while it waits (as it does for a slow flush).
+  let server: EmbeddedServer | undefined;
+  afterAll(() => server?.stop());
+
+  it('commits without waiting for its WAL to be made durable, so the counter row is never held for a flush', { timeout: 120_000 }, async () => {
+    server = await startEmbeddedPrimary();
+    const database = await createTestDatabase(server.url, 'async_commit');
+    const admin = postgres(server.url, { max: 1, onnotice: () => undefined });
+    await admin`alter system set synchronous_standby_names = 'nobody'`;
+    await admin`select pg_reload_conf()`;
+    await admin.end();
+    const sql = postgres(database.url, { max: 4, onnotice: () => undefined });
+    try {
+      // The set-up holds: an ordinary commit of the counter table waits (and so holds its row).
+      const waiting = sql`insert into rate_limit_counters (subject, window_start, count) values ('control', now(), 1)`.then(() => 'committed');
+      expect(await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('waiting'), 1_000))])).toBe('waiting');
+
+      const store = new PostgresRateLimitStore(sql);
+      store.init({ windowMs: 60_000, limit: 100 } as Options);
+      const key = `async:${randomUUID()}`;
+      // Three at once on one row, then more: each returns, none queued behind another's flush.
+      const within = <T>(work: Promise<T>) => Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the increment waited for a durable commit')), 10_000))]);
+      const hits = await within(Promise.all([store.increment(key), store.increment(key), store.increment(key)]));
+      expect(hits.map((hit) => hit.totalHits).sort()).toEqual([1, 2, 3]);
+      expect((await within(store.increment(key))).totalHits).toBe(4);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
   });
 });

@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoId, OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
+import { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { demoId } from '@lop/domain';
+import { type TestApi } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
-import { fixtures, unique } from '@lop/testing';
+import { unique } from '@lop/testing';
+import { useScene } from '../testing/scene';
 
 const LIMIT = 3;
-const fx = connectFixtures();
-let replicaA: TestApi;
-let replicaB: TestApi;
+const scene = useScene({ rateLimit: LIMIT, replicas: 2 });
+const { api: replicaA, replicas, connection: fx, fixtures: f } = scene;
 let laboratoryId: string;
-const f = fixtures(fx.db);
 
 const orderBody = () => ({
   external_order_id: unique('rate'),
@@ -47,14 +47,6 @@ const create = (api: TestApi, key: string) => api.call('POST', '/v1/orders', { k
 
 beforeAll(async () => {
   laboratoryId = (await f.demo()).laboratory_id;
-  replicaA = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
-  replicaB = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: String(LIMIT) });
-});
-
-afterAll(async () => {
-  await replicaA.close();
-  await replicaB.close();
-  await fx.close();
 });
 
 describe('order creation rate limit', () => {
@@ -108,7 +100,7 @@ describe('order creation rate limit', () => {
     const toNextMinute = 60_000 - (Date.now() % 60_000);
     if (toNextMinute < 5_000) await new Promise((resolve) => setTimeout(resolve, toNextMinute + 200));
     const statuses = [];
-    for (let i = 0; i < LIMIT + 2; i++) statuses.push((await create(i % 2 === 0 ? replicaA : replicaB, key)).status);
+    for (let i = 0; i < LIMIT + 2; i++) statuses.push((await create(i % 2 === 0 ? replicaA : replicas[1], key)).status);
     expect(statuses).toEqual([201, 201, 201, 429, 429]);
   });
 

@@ -39,10 +39,17 @@ export class PostgresRateLimitStore implements Store {
   }
 
   private async incrementRow(key: string): Promise<ClientRateLimitInfo> {
-    // Epoch seconds, not a timestamp: drizzle's driver setup leaves timestamps as strings.
+    // One counter row takes every write of a (client, environment, budget): a commit that waited
+    // for its WAL to reach disk held that row for the flush, and on a loaded disk concurrent
+    // writes of the client queued behind it past lock_timeout (a 503). This statement's own
+    // transaction commits asynchronously (set_config local: it lasts until that commit), so the
+    // lock is released at once; a crash may forget the last fraction of a second of counts, which
+    // only lets the client spend a few more calls that minute. Epoch seconds, not a timestamp:
+    // drizzle's driver setup leaves timestamps as strings.
     const [row] = await this.sql<{ count: number; window_epoch: number }[]>`
       insert into rate_limit_counters (subject, window_start, count)
-      values (${key}, to_timestamp(floor(extract(epoch from now()) / ${this.windowSeconds}) * ${this.windowSeconds}), 1)
+      select ${key}, to_timestamp(floor(extract(epoch from now()) / ${this.windowSeconds}) * ${this.windowSeconds}), 1
+      from (select set_config('synchronous_commit', 'off', true)) as asynchronous_commit
       on conflict (subject, window_start) do update set count = rate_limit_counters.count + 1
       returning count, extract(epoch from window_start)::float8 as window_epoch`;
     return { totalHits: row.count, resetTime: new Date((row.window_epoch + this.windowSeconds) * 1000) };

@@ -1,12 +1,13 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inArray } from 'drizzle-orm';
 import { getInputOutputParsers } from 'trpc-to-openapi';
 import { sandboxRequestLog } from '@lop/db';
 import { demoId } from '@lop/domain';
-import { fixtures, unique } from '@lop/testing';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { unique } from '@lop/testing';
+import { type TestResponse } from '../testing/harness';
 import { partnerRoutes, type PartnerRoute } from './partner-routes';
+import { useScene } from '../testing/scene';
 
 /**
  * The request log's canary (docs/request-log.md, "What is stored of a body"): a distinctive name,
@@ -18,9 +19,7 @@ import { partnerRoutes, type PartnerRoute } from './partner-routes';
  * columns where the service keeps, by contract, the partner's own identifiers of an accepted
  * request (BUSINESS_COLUMNS below) — and never in the request log.
  */
-const fx = connectFixtures();
-const f = fixtures(fx.db);
-let api: TestApi;
+const { api, connection: fx, fixtures: f } = useScene({ rateLimit: false });
 
 const token = randomBytes(4).toString('hex');
 // A surname of its own: orders-personal-data.test.ts searches the same database for its patient, Quillfeather.
@@ -185,14 +184,6 @@ async function findCanaries(): Promise<Hit[]> {
   }
   return hits;
 }
-
-beforeAll(async () => {
-  api = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: '100000' });
-});
-afterAll(async () => {
-  await api.close();
-  await fx.close();
-});
 
 describe('the request log keeps no personal text a partner sent (canary)', () => {
   it('a name, an email, a phone number and a clinical phrase in every field of every route, both doors: found in no table but the business columns, and never in the log', { timeout: 600_000 }, async () => {

@@ -1,18 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scope } from '@lop/contract';
+import { describe, expect, it } from 'vitest';
 import { eq, inArray } from 'drizzle-orm';
 import { sandboxRequestLog } from '@lop/db';
-import { demoId, type Scope } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { demoId } from '@lop/domain';
+import { startTestApi, type TestResponse } from '../testing/harness';
 import { expectError } from '../testing/expect-envelope';
-import { fixtures, unique } from '@lop/testing';
+import { unique } from '@lop/testing';
+import { useScene } from '../testing/scene';
 
 /**
  * The sandbox request log (docs/request-log.md), through the real API: what each door's requests
  * leave in it, what never gets in, and what a reader can see of it.
  */
-const fx = connectFixtures();
-const f = fixtures(fx.db);
-let api: TestApi;
+const { api, connection: fx, fixtures: f } = useScene({ rateLimit: false });
 const SUBJECT = 'request-log-subject';
 
 interface Tenant {
@@ -55,14 +55,6 @@ const trpcQuery = (procedure: string, input: unknown, key: string, headers: Reco
 const trpcMutation = (procedure: string, input: unknown, key: string, headers: Record<string, string> = {}) =>
   api.fetch('POST', `/api/trpc/${procedure}`, { json: input, headers: { authorization: `Bearer ${key}`, ...headers } });
 
-beforeAll(async () => {
-  api = await startTestApi({ PARTNER_CREATE_ORDER_RATE_LIMIT: '100000' });
-});
-afterAll(async () => {
-  await api.close();
-  await fx.close();
-});
-
 describe('what a sandbox request leaves in the log', () => {
   it('a REST request: time, method, route template, status, error code, request_id, duration and key prefix', async () => {
     const { key } = await tenant();
@@ -101,12 +93,29 @@ describe('what a sandbox request leaves in the log', () => {
     const [create, cancel] = await logged([requestIdOf(created), requestIdOf(cancelled)]).then((rows) =>
       [requestIdOf(created), requestIdOf(cancelled)].map((id) => rows.find((r) => r.requestId === id)!),
     );
-    expect(create).toMatchObject({ method: 'POST', route: '/v1/orders', status: 200, errorCode: null, door: 'console' });
+    // Logged with the status REST answers and the console's inspector shows (201 Created), not tRPC's 200.
+    expect(create).toMatchObject({ method: 'POST', route: '/v1/orders', status: 201, errorCode: null, door: 'console' });
     expect((create.responseBody as { data: { order_id: string } }).data.order_id).toBe(created.body.result.data.data.order_id);
     expect(cancel).toMatchObject({ method: 'POST', route: '/v1/orders/{orderId}/cancel', status: 404, errorCode: 'not_found', door: 'console' });
     // The console's own views stand for no REST route, and its background polls are no action: not logged.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await rowsOf([requestIdOf(session), requestIdOf(poll)])).toHaveLength(0);
+  });
+
+  it('a REST request of lop is logged with source lop, told by its User-Agent; any other client\'s as rest', async () => {
+    const { key } = await tenant();
+    const lop = await api.call('GET', '/v1/lab', { key, headers: { 'user-agent': 'lop/0.1.0' } });
+    const curl = await api.call('GET', '/v1/lab', { key, headers: { 'user-agent': 'curl/8.5.0' } });
+    const lookalike = await api.call('GET', '/v1/lab', { key, headers: { 'user-agent': 'lopper/2.0' } });
+    await logged([lop, curl, lookalike].map(requestIdOf));
+    const sources = async (query: string) =>
+      Object.fromEntries((await readLog(key, query)).body.data.entries.map((e: { request_id: string; source: string }) => [e.request_id, e.source]));
+    expect(await sources('')).toMatchObject({ [requestIdOf(lop)]: 'lop', [requestIdOf(curl)]: 'rest', [requestIdOf(lookalike)]: 'rest' });
+    // What a partner sends to hide lop's own polling.
+    const withoutLop = await sources('?source=rest,console');
+    expect(Object.keys(withoutLop)).not.toContain(requestIdOf(lop));
+    expect(Object.keys(withoutLop)).toContain(requestIdOf(curl));
+    expect(Object.keys(await sources('?source=lop'))).toEqual([requestIdOf(lop)]);
   });
 
   it('an order create with patient data keeps no patient or provider value, no key and no Authorization', async () => {
@@ -204,6 +213,50 @@ describe('what never gets in, and who can read it', () => {
     expectError(await readLog(key, '?status_class=1xx'), 400, 'invalid_request');
     expectError(await readLog(key, '?limit=201'), 400, 'invalid_request');
     expect((await readLog(key, '?limit=200')).status).toBe(200);
+  });
+
+  it('filters by time, method, source, key prefix and text in the stored bodies; refuses a bad value with 400 in the envelope, each limit at its boundary', async () => {
+    const t = await tenant();
+    const other = await t.keyWith(['orders:write', 'orders:read', 'events:read']);
+    const before = new Date().toISOString();
+    const created = await api.call('POST', '/v1/orders', { key: t.key, json: orderBody(), headers: { 'idempotency-key': unique('idem') } });
+    expect(created.status, created.text).toBe(201);
+    const read = await api.call('GET', `/v1/orders/${created.body.data.order_id}`, { key: other });
+    expect(read.status).toBe(200);
+    await logged([requestIdOf(created), requestIdOf(read)]);
+    const ids = async (query: string) => {
+      const page = await readLog(t.key, query);
+      expect(page.status, page.text).toBe(200);
+      return page.body.data.entries.map((e: { request_id: string }) => e.request_id);
+    };
+    const orderId = created.body.data.order_id as string;
+    expect(await ids(`?since=${encodeURIComponent(before)}`)).toEqual([requestIdOf(created), requestIdOf(read)]);
+    expect(await ids(`?until=${encodeURIComponent(before)}`)).not.toContain(requestIdOf(created));
+    expect(await ids(`?since=${encodeURIComponent(before)}&method=POST`)).toEqual([requestIdOf(created)]);
+    expect(await ids(`?since=${encodeURIComponent(before)}&method=GET,POST&source=rest`)).toEqual([requestIdOf(created), requestIdOf(read)]);
+    expect(await ids(`?key_prefix=${other.slice(0, 13)}`)).toEqual([requestIdOf(read)]);
+    // The order_id is kept in both bodies (a service id); the partner's external_order_id only as its type and size.
+    expect(await ids(`?q=${orderId.toUpperCase()}`)).toEqual([requestIdOf(created), requestIdOf(read)]);
+    expect(await ids(`?q=${encodeURIComponent(created.body.data.external_order_id)}`)).toEqual([]);
+    expect(await ids(`?q=${'a'.repeat(100)}`)).toEqual([]);
+
+    const refused = async (query: string, field: string, issue: string) => {
+      const error = expectError(await readLog(t.key, query), 400, 'invalid_request');
+      expect(error.details, query).toEqual([expect.objectContaining({ field, issue })]);
+    };
+    await refused(`?q=${'a'.repeat(101)}`, 'q', 'too_long');
+    await refused('?q=', 'q', 'empty_value');
+    await refused('?since=yesterday', 'since', 'invalid_format');
+    await refused('?until=2026-11-28T10:00:00', 'until', 'invalid_format');
+    await refused(`?since=${encodeURIComponent(before)}&until=${encodeURIComponent(before)}`, 'until', 'out_of_range');
+    await refused('?method=get', 'method', 'invalid_value');
+    await refused('?source=rest,curl', 'source', 'invalid_value');
+    await refused('?key_prefix=lop_test_AbCde', 'key_prefix', 'invalid_format');
+    await refused('?key_prefix=lop_live_AbCd', 'key_prefix', 'invalid_format');
+    // The console's door reads the same filters.
+    const overTrpc = await trpcQuery('sandbox.requestLog', { source: 'rest', method: 'POST', q: orderId, limit: 200 }, t.key);
+    expect(overTrpc.status, overTrpc.text).toBe(200);
+    expect(overTrpc.body.result.data.data.entries.map((e: { request_id: string }) => e.request_id)).toEqual([requestIdOf(created)]);
   });
 
   it('the detail shows the redacted bodies, only to a key with the route\'s scope', async () => {

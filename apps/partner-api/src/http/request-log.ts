@@ -1,6 +1,7 @@
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import type { Request, Response } from 'express';
 import { normalizePath } from 'trpc-to-openapi';
-import { CAPTURE_LIMIT_BYTES, PARTNER_BASE_PATH, type Caller, type ProcedureMeta, type RequestContext, type RequestLogWriter } from '@lop/domain';
+import { CAPTURE_LIMIT_BYTES, sourceOf, type Caller, type ProcedureMeta, type RequestContext, type RequestLogWriter } from '@lop/domain';
 import { MAX_BODY_BYTES } from './body';
 import { partnerRoutes, type PartnerRoute } from './partner-routes';
 import { requestIdOf } from './request-id';
@@ -40,7 +41,7 @@ export function requestLogCapture(writer: RequestLogWriter) {
     return routes.find((route) => route.method === req.method && route.pattern.test(below));
   };
 
-  const capture = (req: Request, res: Response, door: RequestContext['door'], caller: Caller) => {
+  const capture = (req: Request, res: Response, door: RequestContext['door'], answer: RequestContext['response'], caller: Caller) => {
     const route = routeOf(req, door);
     if (!route || !writer.admit(caller.clientId)) return;
     const receivedAt = (res.locals.receivedAt as number | undefined) ?? performance.now();
@@ -71,9 +72,10 @@ export function requestLogCapture(writer: RequestLogWriter) {
         method: route.method,
         route: route.template,
         scope: scopeOf(route),
-        status: res.statusCode,
+        status: door === 'console' ? restStatusOf(route, res.statusCode, answer) : res.statusCode,
         durationMs: performance.now() - receivedAt,
         door,
+        source: sourceOf(door, req.headers['user-agent']),
         requestBody: route.acceptsBody ? restBodyOf(req.body, door === 'console' ? route.pathParams : []) : undefined,
         // Never stored: read only for what an error sentence might repeat (request-log/allow-list.ts).
         url: req.originalUrl,
@@ -86,8 +88,11 @@ export function requestLogCapture(writer: RequestLogWriter) {
     });
   };
 
-  /** The context's `identified` holder: when the guard names a sandbox caller, this request is captured. */
-  return (req: Request, res: Response, door: RequestContext['door']): RequestContext['identified'] => {
+  /**
+   * The context's `identified` holder: when the guard names a sandbox caller, this request is
+   * captured. `answer`: the context's response, where a procedure sets the status REST answers.
+   */
+  return (req: Request, res: Response, door: RequestContext['door'], answer: RequestContext['response']): RequestContext['identified'] => {
     let identified: Caller | undefined;
     return {
       get caller() {
@@ -96,7 +101,7 @@ export function requestLogCapture(writer: RequestLogWriter) {
       set caller(caller: Caller | undefined) {
         const first = identified === undefined;
         identified = caller;
-        if (first && caller?.environment === 'sandbox') capture(req, res, door, caller);
+        if (first && caller?.environment === 'sandbox') capture(req, res, door, answer, caller);
       },
     };
   };
@@ -105,6 +110,16 @@ export function requestLogCapture(writer: RequestLogWriter) {
 function scopeOf(route: PartnerRoute): string | null {
   const scope = (route.procedure._def.meta as ProcedureMeta | undefined)?.scope;
   return scope && scope !== 'none' ? scope : null;
+}
+
+/**
+ * The status REST answers for a console call: tRPC answers every success 200, REST what the
+ * procedure set (partner-dispatcher.ts: an order created is 201) or its meta states, as the
+ * console's inspector shows it. A failure's status is already REST's (trpc.ts's error formatter).
+ */
+function restStatusOf(route: PartnerRoute, trpcStatus: number, answer: RequestContext['response']): number {
+  if (trpcStatus >= 300) return trpcStatus;
+  return answer.status ?? (route.procedure._def.meta as ProcedureMeta | undefined)?.successStatus ?? trpcStatus;
 }
 
 /** The body as REST carries it: the console's input also holds the path parameters, which REST sends in the path. */

@@ -1,7 +1,8 @@
+import { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 import type { NextFunction, Request, Response } from 'express';
 import { Histogram, type Registry } from 'prom-client';
 import { getPathRegExp, normalizePath, forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { OPENAPI_PATH, PARTNER_BASE_PATH, partnerRouter, type ProcedureMeta } from '@lop/domain';
+import { partnerRouter, type ProcedureMeta } from '@lop/domain';
 import { routingMethod } from './partner-routes';
 
 /**

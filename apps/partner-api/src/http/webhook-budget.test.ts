@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { fixtures } from '@lop/testing';
+import { useScene } from '../testing/scene';
 
 /**
  * Webhook operations that make the service send (test sends, resends, retries now, recoveries,
@@ -10,8 +11,7 @@ import { fixtures } from '@lop/testing';
  * in the core's guard: a batch of calls cannot turn the service into a sender of signed POSTs.
  */
 const LIMIT = 4;
-const fx = connectFixtures();
-let api: TestApi;
+const { api, connection: fx } = useScene({ env: { PARTNER_WEBHOOK_OPERATION_RATE_LIMIT: String(LIMIT), PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
 let receiver: Server;
 let received = 0;
 let receiverUrl: string;
@@ -33,13 +33,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-  api = await startTestApi({ PARTNER_WEBHOOK_OPERATION_RATE_LIMIT: String(LIMIT), PARTNER_WEBHOOKS_ALLOW_LOOPBACK: 'true' });
 });
-afterAll(async () => {
-  await api.close();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
-  await fx.close();
-});
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
 describe('the webhook operations budget', () => {
   it('30 concurrent test sends spend one budget per client: LIMIT sent, the rest 429 rate_limited, nothing sent for them', async () => {

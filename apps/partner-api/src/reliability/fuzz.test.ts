@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { brotliCompressSync, brotliDecompressSync, deflateSync, gunzipSync, gzipSync, inflateSync } from 'node:zlib';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, PARTNER_BASE_PATH, partnerRouter } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, partnerRouter } from '@lop/domain';
 import { expectNothingInternal } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * Property-based fuzzing of every partner endpoint, on both doors: path, query, headers and body
@@ -31,22 +31,14 @@ interface Route {
   hasBody: boolean;
 }
 
-const connection = connectFixtures();
-let api: TestApi;
-let tenant: Tenant;
-let key: string;
-/** A real order and subject of the tenant, so near-valid requests reach the code that reads and writes them. */
+const scene = useScene({ rateLimit: false, client: true });
+const { api, tenant, connection } = scene;
+/** A real order and subject (scene.subject) of the tenant, so near-valid requests reach the code that reads and writes them. */
 let orderId: string;
-let subject: string;
 const routes: Route[] = [];
 
 beforeAll(async () => {
-  api = await startTestApi(NO_RATE_LIMIT);
-  tenant = await buildTenant(fixtures(connection.db));
-  key = await tenant.key();
-  const orders = ordersClient(api, key);
-  subject = await orders.subject();
-  const created = await orders.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject));
+  const created = await scene.client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject));
   expect(created.status, created.text).toBe(201);
   orderId = created.body.data.order_id;
   const document = buildOpenApiDocument({}) as unknown as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; requestBody?: unknown }>> };
@@ -62,11 +54,6 @@ beforeAll(async () => {
       });
     }
   }
-});
-
-afterAll(async () => {
-  await api?.close();
-  await connection.close();
 });
 
 /** Everything a partner request can have written for this tenant's client (rate-limit counters count attempts, not data). */
@@ -267,7 +254,7 @@ function checkEnvelope(route: Route, result: Awaited<ReturnType<typeof send>>, c
 const validBodyOf = (route: Route): Record<string, unknown> => {
   switch (`${route.method} ${route.template}`) {
     case 'POST /v1/orders':
-      return orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, { region: tenant.region, requested_collection_at: '2030-01-01T09:00:00Z', collection_location: 'PSC 12' });
+      return orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject, { region: tenant.region, requested_collection_at: '2030-01-01T09:00:00Z', collection_location: 'PSC 12' });
     case 'POST /v1/serviceability':
       return { program_id: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, region: tenant.region, collection: 'in_person_draw' };
     case 'POST /v1/sandbox/orders/{orderId}/simulate':
@@ -278,7 +265,7 @@ const validBodyOf = (route: Route): Record<string, unknown> => {
 };
 
 const validParam = (name: string): string | undefined =>
-  ({ programId: tenant.sandbox.program.id, orderId, resultId: randomUUID(), externalSubjectId: subject, item_id: tenant.sandbox.item.id, region: tenant.region, limit: '10', retrieval_id: randomUUID() })[name];
+  ({ programId: tenant.sandbox.program.id, orderId, resultId: randomUUID(), externalSubjectId: scene.subject, item_id: tenant.sandbox.item.id, region: tenant.region, limit: '10', retrieval_id: randomUUID() })[name];
 
 /** One hostile value for a field: text with a refused character, or an instant out of range where a timestamp goes. */
 const hostileValueFor = (field: string) => (/_at$/.test(field) ? outOfRangeInstant : hostileText);
@@ -323,7 +310,7 @@ async function sendNearValid(route: Route, request: NearValid) {
   let url = route.template;
   for (const [name, value] of Object.entries(request.path)) url = url.replace(`{${name}}`, value);
   const query = Object.entries(request.query).map(([name, value]) => `${encodeURIComponent(name)}=${value}`).join('&');
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() };
+  const headers: Record<string, string> = { authorization: `Bearer ${scene.key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() };
   if (request.body?.encoding) headers['content-encoding'] = request.body.encoding;
   const target = `${api.url}${PARTNER_BASE_PATH}${url}${query ? `?${query}` : ''}`;
   const response = await fetch(target, { method: route.method, headers, body: route.method === 'GET' ? undefined : request.body?.bytes });
@@ -352,8 +339,8 @@ const validInputOf = (path: string): Record<string, unknown> => {
     'programs.catalog': { programId: tenant.sandbox.program.id },
     'programs.requirements': { programId: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, region: tenant.region },
     'serviceability.check': { program_id: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, region: tenant.region, collection: 'in_person_draw' },
-    'subjects.put': { externalSubjectId: subject },
-    'orders.create': orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, { region: tenant.region, requested_collection_at: '2030-01-01T09:00:00Z', collection_location: 'PSC 12' }),
+    'subjects.put': { externalSubjectId: scene.subject },
+    'orders.create': orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject, { region: tenant.region, requested_collection_at: '2030-01-01T09:00:00Z', collection_location: 'PSC 12' }),
     'orders.get': { orderId },
     'orders.cancel': { orderId },
     'orders.exceptions': { orderId },
@@ -392,7 +379,7 @@ function trpcCall(procedure: ProcedureUnderTest): fc.Arbitrary<TrpcCall> {
 }
 
 async function sendTrpc(procedure: ProcedureUnderTest, call: TrpcCall) {
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'idempotency-key': randomUUID() };
+  const headers: Record<string, string> = { authorization: `Bearer ${scene.key}`, 'idempotency-key': randomUUID() };
   let response: Response;
   if (procedure.type === 'query') {
     const input = call.raw !== undefined ? String(call.raw) : call.input === undefined ? undefined : encodeURIComponent(JSON.stringify(call.input));
@@ -423,14 +410,14 @@ describe('fuzzing every partner endpoint', () => {
   it('path, query, headers and body: never a 5xx, always an envelope, nothing written', { timeout: 240_000 }, async () => {
     expect(routes.length).toBeGreaterThanOrEqual(20);
     // Listing the sandbox fixtures registers their synthetic subject (idempotently): done once up front.
-    expect((await api.call('GET', '/v1/sandbox/order-fixtures', { key })).status).toBe(200);
+    expect((await api.call('GET', '/v1/sandbox/order-fixtures', { key: scene.key })).status).toBe(200);
     const before = await writtenRows(tenant.clientId);
     const checked: string[] = [];
     for (const route of routes) {
       await fc.assert(
         fc.asyncProperty(fc.array(pathSegment, { minLength: route.params.length, maxLength: route.params.length }), queryString(route.query), headers, invalidBody, async (segments, query, sentHeaders, sent) => {
           const url = urlOf(route, segments, query);
-          const finalHeaders = { ...sentHeaders, authorization: sentHeaders.authorization === 'VALID' ? `Bearer ${key}` : sentHeaders.authorization };
+          const finalHeaders = { ...sentHeaders, authorization: sentHeaders.authorization === 'VALID' ? `Bearer ${scene.key}` : sentHeaders.authorization };
           const context = `${route.method} ${url.slice(0, 200)} headers=${JSON.stringify(finalHeaders).slice(0, 200)} body=${sent[fc.toStringMethod]()}`;
           const rowsBefore = route.method === 'GET' ? undefined : await writtenRows(tenant.clientId);
           const result = await send(route, url, finalHeaders, sent);
@@ -472,7 +459,7 @@ describe('fuzzing every partner endpoint', () => {
   it('the tRPC door, every procedure: fuzzed and hostile input never a 5xx, nothing internal, nothing written', { timeout: 240_000 }, async () => {
     expect(procedures.length).toBeGreaterThanOrEqual(20);
     // The first read of the event stream may create its row; done once up front, as the fixtures listing is.
-    expect((await api.call('GET', '/v1/events', { key })).status).toBe(200);
+    expect((await api.call('GET', '/v1/events', { key: scene.key })).status).toBe(200);
     const before = await writtenRows(tenant.clientId);
     const checked: string[] = [];
     for (const procedure of procedures) {

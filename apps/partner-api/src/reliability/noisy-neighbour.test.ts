@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestResponse } from '../testing/harness';
 import { expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
-import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
+import { orderBody, ordersClient } from '../testing/orders';
+import { buildTenant, type Tenant, unique } from '@lop/testing';
+import { useScene } from '../testing/scene';
 
 /**
  * Issue 21, item 1: one client's flood of creates must not hold the pool hostage. Two replicas
@@ -12,23 +13,13 @@ import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
  */
 // Per replica, more than its 2 running and 64 waiting writes of one client arrive at once.
 const FLOOD = 300;
-const connection = connectFixtures();
-const f = fixtures(connection.db);
-let replicas: TestApi[];
-let flooder: Tenant;
+// Two write slots per replica (the default is 4): a flood this size then overflows them and their waiting lines.
+const scene = useScene({ rateLimit: false, env: { PARTNER_CLIENT_WRITE_CONCURRENCY: '2' }, replicas: 2, partner: 'tenant' });
+const { replicas, tenant: flooder, connection } = scene;
 let reader: Tenant;
 
 beforeAll(async () => {
-  // Two write slots per replica (the default is 4): a flood this size then overflows them and their waiting lines.
-  const settings = { ...NO_RATE_LIMIT, PARTNER_CLIENT_WRITE_CONCURRENCY: '2' };
-  replicas = [await startTestApi(settings), await startTestApi(settings)];
-  flooder = await buildTenant(f);
-  reader = await buildTenant(f);
-});
-
-afterAll(async () => {
-  for (const api of replicas ?? []) await api.close();
-  await connection.close();
+  reader = await buildTenant(scene.fixtures);
 });
 
 const issueOf = (response: TestResponse) => response.body?.error?.details?.[0]?.issue ?? response.body?.error?.data?.partner?.error?.details?.[0]?.issue;

@@ -138,6 +138,31 @@ describe('read replicas (DATABASE_READ_URL)', () => {
     }
   });
 
+  it('a read waiting on the stream (wait) answered first by the replica gets an event committed while replay is paused: the woken read goes to the primary', { timeout: 60_000 }, async () => {
+    await pair.waitForReplay();
+    await eventually(async () => expect((await readyz(api)).replicas[0].state).toBe('up'));
+    let cursor = '';
+    for (let more = true; more; ) {
+      const data = expectSuccess(await bystander.events(`?limit=500${cursor ? `&cursor=${cursor}` : ''}`));
+      [cursor, more] = [data.next_cursor, data.has_more];
+    }
+    await pair.pauseReplay();
+    try {
+      const before = await readCounts();
+      const started = Date.now();
+      const waiting = bystander.events(`?cursor=${cursor}&wait=25`);
+      // Committed on the primary while the read waits (or just before it did): the replica never sees it in time.
+      const created = expectSuccess(await bystander.create(orderBody(bystanderTenant.sandbox.program, bystanderTenant.sandbox.item, await bystander.subject())), 201);
+      const { events } = expectSuccess(await waiting) as { events: { type: string; data: { order_id?: string } }[] };
+      expect(events.map((event) => [event.type, event.data.order_id])).toEqual([['order.created', created.order_id]]);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      // Its first read was the replica's (the bystander's stream was replayed), not a failover.
+      expect((await readCounts()).replica).toBeGreaterThan(before.replica ?? 0);
+    } finally {
+      await pair.resumeReplay();
+    }
+  });
+
   it('every replica-safe route is answered by the replica itself, without failing over: order, exceptions, results, result, FHIR, report document, stream, programs, catalog, requirements', { timeout: 60_000 }, async () => {
     const lab = laboratoryCaller({ db: connection.db });
     const { program: programRow, item } = bystanderTenant.sandbox;

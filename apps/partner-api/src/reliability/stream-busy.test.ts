@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { holdStream, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { holdStream, orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * A write that waits for its stream's counter row longer than the pool's lock_timeout is the
@@ -10,24 +9,11 @@ import { holdStream, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient }
  * budget the partner can act on), never 503 (which says the service is down), and it leaves nothing.
  */
 describe("a write that outwaits its stream's counter row", () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const { sql } = connection;
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
+  const scene = useScene({ rateLimit: false, env: { PARTNER_DB_LOCK_TIMEOUT_SECONDS: '0.2' }, client: true });
+  const { tenant, client, sql } = scene;
 
   beforeAll(async () => {
-    api = await startTestApi({ ...NO_RATE_LIMIT, PARTNER_DB_LOCK_TIMEOUT_SECONDS: '0.2' });
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-    expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
+    expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201);
   });
 
   const counts = async () => {
@@ -39,7 +25,7 @@ describe("a write that outwaits its stream's counter row", () => {
   };
 
   it('create: 429 rate_limited (too_many_concurrent_writes) with Retry-After, nothing stored, and the key free for the retry', async () => {
-    const body = orderBody(tenant.sandbox.program, tenant.sandbox.item, subject);
+    const body = orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject);
     const before = await counts();
     const stream = await holdStream(sql, tenant.clientId);
     let answer;
@@ -58,7 +44,7 @@ describe("a write that outwaits its stream's counter row", () => {
   });
 
   it('cancel: the same answer, and the order stays as it was', async () => {
-    const order = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201) as { order_id: string; lifecycle: string };
+    const order = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201) as { order_id: string; lifecycle: string };
     const before = await counts();
     const stream = await holdStream(sql, tenant.clientId);
     let answer;

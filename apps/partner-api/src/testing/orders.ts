@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { LifecycleDetail } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { orders, type Database, type DatabaseConnection, type Sql } from '@lop/db';
@@ -12,7 +13,6 @@ import {
   lockOrder,
   TRANSITIONS,
   type Caller,
-  type LifecycleDetail,
   type Transition,
 } from '@lop/domain';
 import { createLogger, startPartnerApi } from '../main';

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, connectDatabase, type TestDatabase } from '@lop/db';
 import { laboratoryCaller } from '@lop/domain';
-import { buildTenant, fixtures, testDatabaseUrl, type Tenant } from '@lop/testing';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { buildTenant, fixtures, testDatabaseUrl } from '@lop/testing';
+import { startTestApi, type TestApi, type TestResponse } from '../testing/harness';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * docs/audit.md: every answered read of an order, its exceptions and results, a result, its FHIR
@@ -29,12 +30,9 @@ interface AuditRow {
 }
 
 describe('the audit trail of partner reads', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
   let orderId: string;
   let resultId: string;
 
@@ -44,10 +42,7 @@ describe('the audit trail of partner reads', () => {
     api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { authorization: `Bearer ${key}` } });
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    const subject = await client.subject();
+    const { subject } = scene;
     orderId = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
     for (const step of ['accept', 'collect', 'receive', 'accession'] as const) await lab[step]({ order_id: orderId });
     const recorded = await lab.recordResult({
@@ -59,10 +54,6 @@ describe('the audit trail of partner reads', () => {
     });
     resultId = recorded.result.result_id;
     await lab.releaseResult({ result_id: resultId, as: 'final' });
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('records each read route once, on REST and on the console door, with who, what, the route, the status and the request id', async () => {

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { SCOPES } from '@lop/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 describe('authentication: every failure is 401 unauthorized in the error envelope', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
+  const scene = useScene({ partner: 'tenant' });
+  const { api, tenant, connection, fixtures: f } = scene;
   const keys: Record<string, string> = {};
 
   beforeAll(async () => {
-    api = await startTestApi();
-    tenant = await buildTenant(f);
     keys.valid = await tenant.key();
     keys.revoked = await tenant.key({ revoked: true });
     keys.expired = await tenant.key({ expired: true });
@@ -24,10 +19,6 @@ describe('authentication: every failure is 401 unauthorized in the error envelop
     const disabledClient = await f.client(tenant.laboratory.id);
     keys.disabledClient = await f.key(disabledClient.client_id, 'sandbox');
     await f.disableClient(disabledClient.client_id);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const unknownKey = `lop_test_${'A'.repeat(40)}`;

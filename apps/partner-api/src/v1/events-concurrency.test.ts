@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { connectDatabase } from '@lop/db';
 import { cancelOrder, DataProtector } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, testDatabaseUrl } from '@lop/testing';
+import { buildTenant, testDatabaseUrl } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
-import { callerOf, createOrderDirect, NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
+import { callerOf, createOrderDirect, orderBody, ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 const WRITERS = 8;
 const ORDERS_PER_WRITER = 200;
@@ -14,19 +14,10 @@ const ORDERS_PER_WRITER = 200;
 const CANCEL_EVERY = 10;
 
 describe('GET /v1/events under concurrent writers', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
+  const scene = useScene({ rateLimit: false });
+  const { api, connection, fixtures: f } = scene;
   const writers = connectDatabase(testDatabaseUrl(), { max: WRITERS, applicationName: 'events-concurrency-writers' });
-  const f = fixtures(connection.db);
-
-  beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await writers.close();
-    await connection.close();
-  });
+  afterAll(() => writers.close());
 
   it(`${WRITERS} writers × ${ORDERS_PER_WRITER} orders while a reader follows next_cursor: every event exactly once, in order, sequences dense 1..N`, async () => {
     const tenant = await buildTenant(f);

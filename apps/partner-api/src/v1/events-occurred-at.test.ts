@@ -1,30 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { laboratoryCaller } from '@lop/domain';
-import { connectFixtures, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
-import { orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** What the spec says occurred_at is: "when the underlying fact happened" — on both doors. */
 describe('event occurred_at on the stream: the time of the fact, not of its recording', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ observed: true, client: true });
+  const { api, tenant, client, connection } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
-
-  beforeAll(async () => {
-    api = await startObservedApi();
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   const trpcEvents = async (cursor?: string) => {
     const input = cursor ? { cursor, limit: 500 } : { limit: 500 };
@@ -35,7 +19,7 @@ describe('event occurred_at on the stream: the time of the fact, not of its reco
 
   it('a collection the laboratory reports as earlier: specimen.updated and order.updated occur at collected_at, on REST and tRPC, ordered by sequence', async () => {
     const start = expectSuccess(await client.events('?limit=500'));
-    const created = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+    const created = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201);
     const orderId: string = created.order_id;
     await lab.accept({ order_id: orderId });
     const collected = await lab.collect({ order_id: orderId, collected_at: '2026-11-20T08:00:00Z' });

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '@lop/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectDatabase } from '@lop/db';
-import { DataProtector, encodeCursor, EVENT_TYPES, eventDataSchema, type Caller } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant, testDatabaseUrl } from '@lop/testing';
+import { DataProtector, encodeCursor, eventDataSchema, type Caller } from '@lop/domain';
+import { startTestApi } from '../testing/harness';
+import { buildTenant, type Tenant, testDatabaseUrl } from '@lop/testing';
 import { expectError, expectSuccess, ts, uuid } from '../testing/expect-envelope';
 import { callerOf, createOrderDirect, inParallel, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** The spec's allow-list of `data` keys, copied literally from SPEC.md § Events. */
 const SPEC_DATA_KEYS = [
@@ -42,18 +44,9 @@ const eventEnvelope = z.strictObject({
 const page = z.strictObject({ events: z.array(z.unknown()), next_cursor: z.string().min(1), has_more: z.boolean() });
 
 describe('GET /v1/events: the ordered reconciliation stream', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ rateLimit: false });
+  const { api, connection, fixtures: f } = scene;
   const protector = new DataProtector(randomBytes(32));
-
-  beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   /** One page, checked against the envelope and page shape; returns the page data. */
   async function read(client: OrdersClient, query = '') {
@@ -80,10 +73,9 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
     let client: OrdersClient;
 
     beforeAll(async () => {
-      tenant = await buildTenant(f);
-      client = ordersClient(api, await tenant.key());
-      const subject = await client.subject();
-      for (let n = 0; n < 3; n++) expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+      const partner = await scene.freshPartner();
+      ({ tenant, client } = partner);
+      for (let n = 0; n < 3; n++) expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, partner.subject)), 201);
       // Result events too: their links name several resources.
       const [{ id: orderId }] = await connection.sql<{ id: string }[]>`select id from orders where client_id = ${tenant.clientId} order by created_at limit 1`;
       expectSuccess(await api.call('POST', `/v1/sandbox/orders/${orderId}/simulate`, { key: client.key, json: { scenario: 'happy_path' } }));
@@ -125,12 +117,11 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
     let events: any[];
 
     beforeAll(async () => {
-      tenant = await buildTenant(f);
-      client = ordersClient(api, await tenant.key());
-      const subject = await client.subject();
+      const partner = await scene.freshPartner();
+      ({ tenant, client } = partner);
       order = expectSuccess(
         await client.create(
-          orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, { patient: { legal_first_name: 'Ada' }, clinical_notes: 'private', billing_mode: 'self_pay' }),
+          orderBody(tenant.sandbox.program, tenant.sandbox.item, partner.subject, { patient: { legal_first_name: 'Ada' }, clinical_notes: 'private', billing_mode: 'self_pay' }),
         ),
         201,
       );
@@ -195,10 +186,8 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
     const extra = () => createOrderDirect(connection.db, protector, caller, orderBody(tenant.sandbox.program, tenant.sandbox.item, subject));
 
     beforeAll(async () => {
-      tenant = await buildTenant(f);
-      client = ordersClient(api, await tenant.key());
+      ({ tenant, client, subject } = await scene.freshPartner());
       caller = await callerOf(connection.sql, client.key);
-      subject = await client.subject();
       const writers = connectDatabase(testDatabaseUrl(), { max: 8, applicationName: 'events-stream-test-writers' });
       try {
         await inParallel(TOTAL, 8, () => createOrderDirect(writers.db, protector, caller, orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)));
@@ -339,10 +328,9 @@ describe('GET /v1/events: the ordered reconciliation stream', () => {
     let cursorA: string;
 
     beforeAll(async () => {
-      a = await buildTenant(f);
-      clientA = ordersClient(api, await a.key());
-      const subject = await clientA.subject();
-      for (let n = 0; n < 3; n++) expectSuccess(await clientA.create(orderBody(a.sandbox.program, a.sandbox.item, subject)), 201);
+      const partner = await scene.freshPartner();
+      ({ tenant: a, client: clientA } = partner);
+      for (let n = 0; n < 3; n++) expectSuccess(await clientA.create(orderBody(a.sandbox.program, a.sandbox.item, partner.subject)), 201);
       cursorA = (await read(clientA, '?limit=2')).next_cursor;
     });
 

@@ -1,34 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, laboratoryCaller, PARTNER_BASE_PATH } from '@lop/domain';
-import { connectFixtures, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { PARTNER_BASE_PATH } from '@lop/contract';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, laboratoryCaller } from '@lop/domain';
 import { expectError, expectSuccess, ts, uuid } from '../testing/expect-envelope';
-import { orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** Exactly the structural fields of the spec's Order exceptions item. */
 const EXCEPTION_FIELDS = ['exception_id', 'category', 'severity', 'status', 'owner_role', 'entity_type', 'retryable', 'opened_at', 'resolved_at', 'source'].sort();
 
 describe('GET /v1/orders/{orderId}/exceptions: the canonical model, structural fields only', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ observed: true, client: true });
+  const { api, tenant, client, connection } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
 
-  beforeAll(async () => {
-    api = await startObservedApi();
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
-
-  const placeOrder = async (): Promise<string> => expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
+  const placeOrder = async (): Promise<string> => expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201).order_id;
   const getExceptions = async (orderId: string) => {
     const response = await api.call('GET', `/v1/orders/${orderId}/exceptions`, { key: client.key });
     const data = expectSuccess(response);

@@ -1,39 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { laboratoryCaller } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * A failed order is never a dead end: after every step, what the order, its exceptions and the
  * event stream say agree, and something can move the order on.
  */
 describe('failed orders: retryable, owned and cancellable as they say', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
-
-  beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   /** A new order, and the stream cursor just before it, so its events can be read alone. */
   async function newOrder() {
     let page = expectSuccess(await client.events('?limit=500'));
     while (page.has_more) page = expectSuccess(await client.events(`?cursor=${page.next_cursor}&limit=500`));
-    const orderId: string = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
+    const orderId: string = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201).order_id;
     return { orderId, cursor: page.next_cursor as string };
   }
 

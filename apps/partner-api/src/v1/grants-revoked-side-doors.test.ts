@@ -1,11 +1,12 @@
 import { inArray } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sandboxRequestLog } from '@lop/db';
 import { grantPrograms, laboratoryCaller, revokeProgramGrants } from '@lop/domain';
-import { buildTenant, eventually, fixtures, type Tenant } from '@lop/testing';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { eventually } from '@lop/testing';
+import { type TestResponse } from '../testing/harness';
 import { expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { REPORT_PDF_BASE64, orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * The side doors of a withdrawn program grant (issue 33): the order reads answer 404
@@ -15,12 +16,9 @@ import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersC
  * densely, without replaying what happened meanwhile. Webhooks: apps/delivery-worker/src/revocation.test.ts.
  */
 describe('a withdrawn program grant leaks through no side door', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection, fixtures: f } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
   let orderId: string;
   let resultId: string;
   let otherOrderId: string;
@@ -45,10 +43,7 @@ describe('a withdrawn program grant leaks through no side door', () => {
   const regrant = () => grantPrograms(connection.db, { clientId: tenant.clientId, environment: 'sandbox', programId: tenant.sandbox.program.id });
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    const subject = await client.subject();
+    const { subject } = scene;
     const created = await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject));
     orderId = expectSuccess(created, 201).order_id;
     about.set('POST order', requestIdOf(created));
@@ -86,10 +81,6 @@ describe('a withdrawn program grant leaks through no side door', () => {
     // The writer flushes about a second after a response: wait for every row, never a fixed time.
     const ids = [...about.values(), otherRequest, labRequest];
     await eventually(async () => expect((await connection.db.select().from(sandboxRequestLog).where(inArray(sandboxRequestLog.requestId, ids))).length).toBe(ids.length));
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('granted: the log shows the bodies of every request about the order, results as their shape (the order id kept, no observation value)', async () => {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { grantPrograms, laboratoryCaller } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { type TestResponse } from '../testing/harness';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { REPORT_PDF_BASE64, orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * The spec's read rule names the program: an order, its results, its report and a retrieval path
@@ -12,12 +12,9 @@ import { NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersC
  * granting again brings them back (nothing was deleted).
  */
 describe('a withdrawn program grant hides the program’s orders, results, reports and retrievals on both doors', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection, fixtures: f } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
   let orderId: string;
   let resultId: string;
   let retrievalPath: string;
@@ -25,10 +22,7 @@ describe('a withdrawn program grant hides the program’s orders, results, repor
   let otherOrderId: string;
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    const subject = await client.subject();
+    const { subject } = scene;
     orderId = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
     await lab.accept({ order_id: orderId });
     await lab.collect({ order_id: orderId });
@@ -49,10 +43,6 @@ describe('a withdrawn program grant hides the program’s orders, results, repor
     const otherItem = await f.item(other.id);
     await f.grant(tenant.clientId, other);
     otherOrderId = expectSuccess(await client.create(orderBody(other, otherItem, subject)), 201).order_id;
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const trpc = (procedure: string, input: unknown) =>

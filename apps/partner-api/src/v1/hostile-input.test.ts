@@ -1,10 +1,11 @@
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, createTestDatabase, withDatabase, type TestDatabase } from '@lop/db';
-import { connectFixtures, startAppOver, type CapturedLog, type TestApi, type TestResponse } from '../testing/harness';
+import { startAppOver, type CapturedLog, type TestApi, type TestResponse } from '../testing/harness';
 import { expectNothingInternal } from '../testing/expect-envelope';
-import { orderBody, ordersClient, startObservedApi } from '../testing/orders';
-import { buildTenant, fixtures, type Tenant, testDatabaseUrl, unique } from '@lop/testing';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
+import { buildTenant, fixtures, testDatabaseUrl, unique } from '@lop/testing';
 
 /**
  * Issue 12 §2: bad input reaches PostgreSQL only as a 400. Each value here answered 500
@@ -41,29 +42,14 @@ function expectRefused(response: TestResponse, status: number, code: string, det
   return error;
 }
 
-const fx = connectFixtures();
-let api: TestApi & { log: CapturedLog };
-let tenant: Tenant;
-let key: string;
-let subject: string;
+const scene = useScene({ observed: true, client: true });
+const { api, tenant, connection: fx } = scene;
 
-beforeAll(async () => {
-  api = await startObservedApi();
-  tenant = await buildTenant(fixtures(fx.db));
-  key = await tenant.key();
-  subject = await ordersClient(api, key).subject();
-});
-
-afterAll(async () => {
-  await api?.close();
-  await fx.close();
-});
-
-const validOrder = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, overrides);
+const validOrder = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject, overrides);
 
 /** A call to one procedure through either door: REST by its route, tRPC as the console's client sends it. */
 function call(door: Door, procedure: 'orders.create' | 'serviceability.check' | 'programs.requirements' | 'subjects.put', input: Record<string, unknown>, extraHeaders: Record<string, string> = {}) {
-  const headers = { authorization: `Bearer ${key}`, 'idempotency-key': unique('idem'), ...extraHeaders };
+  const headers = { authorization: `Bearer ${scene.key}`, 'idempotency-key': unique('idem'), ...extraHeaders };
   if (door === 'trpc') {
     return procedure === 'programs.requirements'
       ? api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers })
@@ -155,22 +141,22 @@ describe('a NUL byte, another control character or a lone surrogate in a stored 
 
   it('the REST path parameter is judged after percent-decoding: PUT /v1/subjects/%00 and %0A are refused', async () => {
     for (const raw of ['%00', 'a%0Ab', 'a%7Fb']) {
-      expectRefused(await api.call('PUT', `/v1/subjects/${raw}`, { key }), 400, 'invalid_request', { field: 'externalSubjectId', issue: 'invalid_characters' });
+      expectRefused(await api.call('PUT', `/v1/subjects/${raw}`, { key: scene.key }), 400, 'invalid_request', { field: 'externalSubjectId', issue: 'invalid_characters' });
     }
   });
 
   it('percent-escapes that are not UTF-8 (a lone surrogate\'s bytes, %ff) in a path or query value are 400 invalid_encoding, not U+FFFD', async () => {
     const before = await rowsOfClient();
     for (const raw of ['%ED%A0%80', 'a%ffb', '%C0%80']) {
-      expectRefused(await api.call('PUT', `/v1/subjects/${raw}`, { key }), 400, 'invalid_request', { field: 'externalSubjectId', issue: 'invalid_encoding' });
-      expectRefused(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?region=US${raw}`, { key }), 400, 'invalid_request', { field: 'region', issue: 'invalid_encoding' });
+      expectRefused(await api.call('PUT', `/v1/subjects/${raw}`, { key: scene.key }), 400, 'invalid_request', { field: 'externalSubjectId', issue: 'invalid_encoding' });
+      expectRefused(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?region=US${raw}`, { key: scene.key }), 400, 'invalid_request', { field: 'region', issue: 'invalid_encoding' });
     }
     // The tRPC door's ?input= is read by a decoder that would do the same.
     const input = encodeURIComponent(JSON.stringify({ programId: tenant.sandbox.program.id, region: 'US-XX' })).replace('US-XX', 'US%ED%A0%80');
-    expectRefused(await api.fetch('GET', `/api/trpc/programs.requirements?input=${input}`, { key }), 400, 'invalid_request', { field: 'input', issue: 'invalid_encoding' });
+    expectRefused(await api.fetch('GET', `/api/trpc/programs.requirements?input=${input}`, { key: scene.key }), 400, 'invalid_request', { field: 'input', issue: 'invalid_encoding' });
     expect(await rowsOfClient()).toEqual(before);
     // A `%` that starts no escape is text, taken as sent.
-    const literal = await api.call('PUT', `/v1/subjects/100%-${unique('s')}`, { key });
+    const literal = await api.call('PUT', `/v1/subjects/100%-${unique('s')}`, { key: scene.key });
     expect(literal.status, literal.text).toBe(200);
     expect(literal.body.data.external_subject_id).toMatch(/^100%-s-/);
   });
@@ -215,7 +201,7 @@ describe('a body that is not valid for its Content-Encoding', () => {
     const path = door === 'rest' ? '/api/public/partner/v1/orders' : '/api/trpc/orders.create';
     const response = await fetch(`${api.url}${path}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': encoding, 'idempotency-key': unique('idem') },
+      headers: { authorization: `Bearer ${scene.key}`, 'content-type': 'application/json', 'content-encoding': encoding, 'idempotency-key': unique('idem') },
       body: bytes,
     });
     const text = await response.text();

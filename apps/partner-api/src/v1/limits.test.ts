@@ -1,26 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { LIMITS } from '@lop/contract';
+import { describe, expect, it } from 'vitest';
+import { type TestResponse } from '../testing/harness';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 /** Spec Limits table, for the fields of the endpoints implemented so far. */
 describe('limits: the maximum is accepted, one past it is 400 invalid_request too_long', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let key: string;
-
-  beforeAll(async () => {
-    api = await startTestApi();
-    tenant = await buildTenant(f);
-    key = await tenant.key();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
+  const scene = useScene({ key: true });
+  const { api, tenant, connection } = scene;
 
   it('the limits are the spec’s numbers', () => {
     expect(LIMITS).toMatchObject({ region: 80, collection: 40, externalSubjectId: 190 });
@@ -31,10 +18,10 @@ describe('limits: the maximum is accepted, one past it is 400 invalid_request to
     expect(error.details).toContainEqual(expect.objectContaining({ field, issue: 'too_long' }));
   }
 
-  const requirements = (region: string) => api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?region=${encodeURIComponent(region)}`, { key });
+  const requirements = (region: string) => api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?region=${encodeURIComponent(region)}`, { key: scene.key });
   const serviceability = (extra: Record<string, string>) =>
-    api.call('POST', '/v1/serviceability', { key, json: { program_id: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, ...extra } });
-  const subject = (id: string) => api.call('PUT', `/v1/subjects/${encodeURIComponent(id)}`, { key });
+    api.call('POST', '/v1/serviceability', { key: scene.key, json: { program_id: tenant.sandbox.program.id, item_id: tenant.sandbox.item.id, ...extra } });
+  const subject = (id: string) => api.call('PUT', `/v1/subjects/${encodeURIComponent(id)}`, { key: scene.key });
 
   it('requirements query region: 80 accepted', async () => {
     expectSuccess(await requirements('R'.repeat(80)));

@@ -1,16 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { fixtures, type LocationRow } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type LocationRow } from '@lop/testing';
 import { expectList } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 /**
  * Spec: "Only active locations in the service geography of the key's granted active programs,
  * in the current environment, are listed." Street address, telephone and operational detail never.
  */
 describe('GET /v1/locations follows the spec location rule', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const { api, fixtures: f } = useScene();
   let sandboxKey: string;
   let productionKey: string;
   let emptyClientKey: string;
@@ -18,7 +16,6 @@ describe('GET /v1/locations follows the spec location rule', () => {
   const hidden: Record<string, LocationRow> = {};
 
   beforeAll(async () => {
-    api = await startTestApi();
     const lab = await f.laboratory();
     const otherLab = await f.laboratory();
     const client = await f.client(lab.id);
@@ -47,10 +44,6 @@ describe('GET /v1/locations follows the spec location rule', () => {
     productionKey = await f.key(client.client_id, 'production');
     const lonely = await f.client(lab.id);
     emptyClientKey = await f.key(lonely.client_id, 'sandbox');
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('lists exactly the active locations in regions of granted active programs, in the key’s environment', async () => {

@@ -1,11 +1,10 @@
+import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { orders } from '@lop/db';
-import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { driveOrderTo, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { driveOrderTo, orderBody, ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** DESIGN §5: every lifecycle_detail, and those from which a partner may cancel (a failed order included: never a dead end). */
 const ALL_STATES: LifecycleDetail[] = [
@@ -29,27 +28,11 @@ const ALL_STATES: LifecycleDetail[] = [
 const CANCELLABLE: LifecycleDetail[] = ['received', 'transmitted', 'transmission_failed', 'accepted', 'awaiting_collection', 'rejected_by_laboratory'];
 
 describe('POST /v1/orders/{orderId}/cancel in every lifecycle state', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const { sql } = connection;
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
-
-  beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection, sql } = scene;
 
   const orderIn = async (state: LifecycleDetail): Promise<string> => {
-    const order = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201);
+    const order = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201);
     await driveOrderTo(connection.db, order.order_id, state);
     return order.order_id;
   };

@@ -1,40 +1,30 @@
 import { randomUUID } from 'node:crypto';
+import { LIMITS } from '@lop/contract';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { programs } from '@lop/db';
-import { LIMITS, orderSchema } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
+import { orderSchema } from '@lop/domain';
+import { type TestResponse } from '../testing/harness';
+import { buildTenant, unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { orderBody, ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 const LONG_METHOD = 'm'.repeat(LIMITS.collection);
 const LONG_REGION = 'R'.repeat(LIMITS.region);
 
 describe('POST /v1/orders: the create request and its bounds', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
-  const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, overrides);
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection, fixtures: f } = scene;
+  const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject, overrides);
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
     // The program accepts a collection method and serves a region exactly as long as the limits,
     // so values at the limit are not just schema-valid but orderable (201).
     await connection.db
       .update(programs)
       .set({ collectionMethods: ['in_person_draw', LONG_METHOD], serviceGeography: [tenant.region, LONG_REGION] })
       .where(eq(programs.id, tenant.sandbox.program.id));
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const ordersWith = async (externalOrderId: string) =>
@@ -55,7 +45,7 @@ describe('POST /v1/orders: the create request and its bounds', () => {
       external_order_id: request.external_order_id,
       program_id: tenant.sandbox.program.id,
       item_id: tenant.sandbox.item.id,
-      external_subject_id: subject,
+      external_subject_id: scene.subject,
       environment: 'sandbox',
       lifecycle: 'pending',
       lifecycle_detail: 'received',

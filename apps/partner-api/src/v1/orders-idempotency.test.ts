@@ -1,31 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestResponse } from '../testing/harness';
+import { unique, untilNotBusy } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { holdStream, NO_RATE_LIMIT, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { holdStream, NO_RATE_LIMIT, orderBody, ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 describe('POST /v1/orders is idempotent per (API client, environment, Idempotency-Key)', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const { sql } = connection;
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
-  const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, overrides);
+  // holdStream keeps a create waiting on a row lock for seconds: longer than the default lock_timeout.
+  const scene = useScene({ rateLimit: false, env: { PARTNER_DB_LOCK_TIMEOUT_SECONDS: '30' }, client: true });
+  const { api, tenant, client, sql, fixtures: f } = scene;
+  const body = (overrides: Record<string, unknown> = {}) => orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject, overrides);
 
   beforeAll(async () => {
-    // holdStream keeps a create waiting on a row lock for seconds: longer than the default lock_timeout.
-    api = await startTestApi({ ...NO_RATE_LIMIT, PARTNER_DB_LOCK_TIMEOUT_SECONDS: '30' });
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
     // A client with history: its sandbox stream and earlier orders exist (the counter row is what some tests lock).
     for (let i = 0; i < 20; i++) expectSuccess(await client.create(body()), 201);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const orderCount = async (clientId = tenant.clientId) => Number((await sql`select count(*)::int as n from orders where client_id = ${clientId}`)[0].n);
@@ -336,7 +324,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
       expectError(await client.create(refused, { idempotencyKey }), 422, 'not_orderable');
       expect(await keyRow(idempotencyKey)).toBeUndefined();
 
-      const corrected = { ...refused, external_subject_id: subject };
+      const corrected = { ...refused, external_subject_id: scene.subject };
       const created = await client.create(corrected, { idempotencyKey });
       expectSuccess(created, 201);
       expect(created.headers.get('idempotent-replayed')).toBeNull();
@@ -375,11 +363,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     // through) created nothing, and is retried with the same key after its Retry-After.
     const createAnswered = async () => {
       const idempotencyKey = unique('idem');
-      for (let attempt = 1; ; attempt++) {
-        const response = await client.create(request, { idempotencyKey });
-        if (response.status !== 429 || attempt === 10) return response;
-        await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000));
-      }
+      return untilNotBusy(() => client.create(request, { idempotencyKey }));
     };
     const responses = await Promise.all(Array.from({ length: 50 }, createAnswered));
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
@@ -400,7 +384,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
     const second = await f.client(tenant.laboratory.id);
     await f.grant(second.client_id, tenant.sandbox.program);
     const secondClient = ordersClient(api, await f.key(second.client_id, 'sandbox'));
-    await secondClient.subject(subject);
+    await secondClient.subject(scene.subject);
 
     const idempotencyKey = unique('idem');
     const request = body();
@@ -415,7 +399,7 @@ describe('POST /v1/orders is idempotent per (API client, environment, Idempotenc
 
   it('the same key in the production environment of the same client creates a production order', async () => {
     const production = ordersClient(api, await tenant.key({ environment: 'production' }));
-    const productionSubject = await production.subject(subject);
+    const productionSubject = await production.subject(scene.subject);
     const idempotencyKey = unique('idem');
     const externalOrderId = unique('ext');
     const sandboxOrder = expectSuccess(await client.create(body({ external_order_id: externalOrderId }), { idempotencyKey }), 201);

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { demoId, grantPrograms } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
-import { fixtures, unique } from '@lop/testing';
+import { type TestResponse } from '../testing/harness';
+import { unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, ordersClient, type OrdersClient } from '../testing/orders';
+import { ordersClient, type OrdersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** The demo tenant's sandbox programs and tests (libs/domain/src/control-plane/demo-seed.ts). */
 const WELLNESS = demoId('program:wellness-sbx');
@@ -95,14 +96,11 @@ function removals(profile: any, request: Record<string, any>): { what: string; r
 }
 
 describe('POST /v1/orders: 422 not_orderable, and the requirements profile is exactly what create enforces', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const { api, connection, fixtures: f } = useScene({ rateLimit: false });
   let client: OrdersClient;
   let subject: string;
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
     const demo = await f.demo();
     // A client of our own in the demo laboratory keeps these orders out of the demo client's stream.
     const own = await f.client(demo.laboratory_id);
@@ -110,10 +108,6 @@ describe('POST /v1/orders: 422 not_orderable, and the requirements profile is ex
     await grantPrograms(connection.db, { clientId: own.client_id, environment: 'production', all: true });
     client = ordersClient(api, await f.key(own.client_id, 'sandbox'));
     subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const order = (overrides: Record<string, unknown> = {}) => ({

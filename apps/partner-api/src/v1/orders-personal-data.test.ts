@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PATIENT_FIELDS } from '@lop/domain';
-import { connectFixtures, type TestApi, type TestResponse, type CapturedLog } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
+import { type TestResponse } from '../testing/harness';
+import { unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
-import type { DataProtector } from '@lop/domain';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** Every personal field, each with a value that occurs nowhere else. */
 const PATIENT = {
@@ -52,13 +52,8 @@ function expectNoPersonalData(text: string, where: string) {
 }
 
 describe('personal data: accepted on create, stored encrypted, never returned, logged or put in events', () => {
-  let api: TestApi & { log: CapturedLog; protector: DataProtector };
-  const connection = connectFixtures();
-  const { sql } = connection;
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
+  const scene = useScene({ observed: true, client: true });
+  const { api, tenant, client, sql, fixtures: f } = scene;
   const responses: { what: string; response: TestResponse }[] = [];
   let orderId: string;
   let request: Record<string, any>;
@@ -69,8 +64,6 @@ describe('personal data: accepted on create, stored encrypted, never returned, l
   };
 
   beforeAll(async () => {
-    api = await startObservedApi();
-    tenant = await buildTenant(f);
     // A profile that asks for every personal facet, so the values pass through every check.
     await f.requirementProfile(
       tenant.sandbox.program.id,
@@ -89,9 +82,7 @@ describe('personal data: accepted on create, stored encrypted, never returned, l
         { questionKey: 'dose_mg', prompt: 'Dose in mg?', answerType: 'number', required: true, sortOrder: 2 },
       ],
     );
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-    request = orderBody(tenant.sandbox.program, tenant.sandbox.item, subject, {
+    request = orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject, {
       patient: PATIENT,
       ordering_provider: PROVIDER,
       aoe_answers: AOE_ANSWERS,
@@ -119,10 +110,6 @@ describe('personal data: accepted on create, stored encrypted, never returned, l
     record('cancel', await client.cancel(orderId));
     record('cancel again', await client.cancel(orderId));
     record('events after cancel', await client.events());
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('the order with every personal field was accepted, and the refusals were the expected ones', () => {

@@ -1,39 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grantPrograms } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi, type TestResponse } from '../testing/harness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type TestResponse } from '../testing/harness';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
-import { fixtures, unique } from '@lop/testing';
-import { NO_RATE_LIMIT, ordersClient } from '../testing/orders';
+import { unique } from '@lop/testing';
+import { ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * Integers arrive as plain decimal or not at all. Query strings are text, and JavaScript's reading
  * of text as a number (z.coerce.number) takes `0x10` as 16 and `1e2` as 100; the tRPC door sends
  * JSON, so a number may arrive typed there and must be an integer in range too.
  */
-const connection = connectFixtures();
-const f = fixtures(connection.db);
-let api: TestApi;
-let key: string;
+const scene = useScene({ rateLimit: false, partner: 'demo', key: true });
+const { api } = scene;
 let orderTemplate: Record<string, unknown>;
 
 type Detail = { field?: string; issue: string };
 
 beforeAll(async () => {
-  api = await startTestApi(NO_RATE_LIMIT);
-  const demo = await f.demo();
-  const client = await f.client(demo.laboratory_id);
-  await grantPrograms(connection.db, { clientId: client.client_id, environment: 'sandbox', all: true });
-  key = await f.key(client.client_id, 'sandbox');
-  orderTemplate = expectList(await api.call('GET', '/v1/sandbox/order-fixtures', { key })).find((fixture) => fixture.contract === 'minimal').body;
-});
-afterAll(async () => {
-  await api?.close();
-  await connection.close();
+  orderTemplate = expectList(await api.call('GET', '/v1/sandbox/order-fixtures', { key: scene.key })).find((fixture) => fixture.contract === 'minimal').body;
 });
 
-const rest = (query: string) => api.call('GET', `/v1/events?${query}`, { key });
+const rest = (query: string) => api.call('GET', `/v1/events?${query}`, { key: scene.key });
 const trpcQuery = (procedure: string, input: unknown) =>
-  api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { authorization: `Bearer ${key}` } });
+  api.fetch('GET', `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: { authorization: `Bearer ${scene.key}` } });
 
 /** The REST envelope of a tRPC failure (the console door carries it in data.partner). */
 function trpcError(response: TestResponse, status: number): { code: string; details?: Detail[] } {
@@ -109,12 +98,12 @@ describe('events.list and console.orders on the tRPC door', () => {
 });
 
 describe('integers in a JSON body (sandbox simulate `steps`)', () => {
-  const newOrder = async () => expectSuccess(await ordersClient(api, key).create({ ...orderTemplate, external_order_id: unique('int') }), 201).order_id as string;
+  const newOrder = async () => expectSuccess(await ordersClient(api, scene.key).create({ ...orderTemplate, external_order_id: unique('int') }), 201).order_id as string;
 
   it('are JSON numbers on both doors: "1", "0x1", true and 1.5 are refused, 1 is accepted', async () => {
     const orderId = await newOrder();
-    const restSimulate = (steps: unknown) => api.call('POST', `/v1/sandbox/orders/${orderId}/simulate`, { key, json: { scenario: 'happy_path', steps } });
-    const trpcSimulate = (steps: unknown) => api.fetch('POST', '/api/trpc/sandbox.simulate', { json: { orderId, scenario: 'happy_path', steps }, headers: { authorization: `Bearer ${key}` } });
+    const restSimulate = (steps: unknown) => api.call('POST', `/v1/sandbox/orders/${orderId}/simulate`, { key: scene.key, json: { scenario: 'happy_path', steps } });
+    const trpcSimulate = (steps: unknown) => api.fetch('POST', '/api/trpc/sandbox.simulate', { json: { orderId, scenario: 'happy_path', steps }, headers: { authorization: `Bearer ${scene.key}` } });
     for (const steps of ['1', '0x1', true, 1.5]) {
       const restError = expectError(await restSimulate(steps), 400, 'invalid_request');
       expect(restError.details, `REST ${JSON.stringify(steps)}`).toContainEqual(expect.objectContaining({ field: 'steps' }));

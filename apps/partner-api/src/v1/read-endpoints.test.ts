@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { fixtures } from '@lop/testing';
 import { expectList, expectSuccess, strings, ts, uuid } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 // The spec's resource tables, written out independently of the implementation's schemas:
 // strict objects, so an extra field (a leak) fails as surely as a missing one.
@@ -87,24 +86,17 @@ function matches(schema: z.ZodType, value: unknown) {
 }
 
 describe('read endpoints answer the spec fields and types in the success envelope', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const { api, fixtures: f } = useScene();
   let key: string;
   let wellness: string;
   let itemId: string;
 
   beforeAll(async () => {
-    api = await startTestApi();
     const demo = await f.demo();
     key = demo.key;
     wellness = demo.program('Everyday Wellness (Sandbox)');
     const catalog = await api.call('GET', `/v1/programs/${wellness}/catalog`, { key });
     itemId = catalog.body.data.find((item: { code: string }) => item.code === 'TSH').item_id;
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('GET /v1/health: status, version, environment and server_time', async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { fixtures, type ItemRow, type LaboratoryRow, type ProgramRow } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ItemRow, type LaboratoryRow, type ProgramRow } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 const NOTHING_REQUIRED = {
   subject: { mode: 'opaque_reference', required_patient_fields: [], authority_state: 'not_configured' },
@@ -12,9 +12,7 @@ const NOTHING_REQUIRED = {
 };
 
 describe('GET /v1/programs/{programId}/requirements', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const { api, fixtures: f } = useScene();
   let key: string;
   let lab: LaboratoryRow;
   let bare: ProgramRow;
@@ -28,7 +26,6 @@ describe('GET /v1/programs/{programId}/requirements', () => {
   const get = async (program: ProgramRow, query = '') => expectSuccess(await api.call('GET', `/v1/programs/${program.id}/requirements${query}`, { key }));
 
   beforeAll(async () => {
-    api = await startTestApi();
     lab = await f.laboratory({ certificationIdentifiers: ['CLIA 11D1111111', 'CAP 1111111'] });
     const client = await f.client(lab.id);
     key = await f.key(client.client_id, 'sandbox');
@@ -89,10 +86,6 @@ describe('GET /v1/programs/{programId}/requirements', () => {
       )
     ).id;
     for (const program of [bare, dormant, layered]) await f.grant(client.client_id, program);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   it('a program with no configured profile requires nothing, every facet not_configured', async () => {

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { SCOPES } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { resultVersions } from '@lop/db';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoId, FHIR_CONTENT_TYPE, FHIR_EXTENSIONS, FHIR_SYSTEMS, grantPrograms, laboratoryCaller, observationRoles, SCOPES } from '@lop/domain';
-import { connectFixtures, type TestApi, type TestResponse } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { demoId, FHIR_CONTENT_TYPE, FHIR_EXTENSIONS, FHIR_SYSTEMS, laboratoryCaller, observationRoles } from '@lop/domain';
+import { type TestResponse } from '../testing/harness';
+import { buildTenant, type Tenant, unique } from '@lop/testing';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
+import { orderBody, type OrdersClient } from '../testing/orders';
 import { fhirR4Errors } from '../testing/fhir-r4';
+import { useScene } from '../testing/scene';
 
 /**
  * The FHIR R4 view of a released result version (docs/fhir.md): valid R4 for every bundle the
@@ -103,12 +105,10 @@ function expectTrueTo(bundle: Json, record: Json, lineage: Json, externalSubject
 }
 
 describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  const lab = laboratoryCaller({ db: connection.db });
   // A fresh client of the demo laboratory, every sandbox program granted: the sandbox's own catalog.
-  let demo: OrdersClient;
+  const scene = useScene({ observed: true, rateLimit: false, partner: 'demo', client: true });
+  const { api, client: demo, connection, fixtures: f } = scene;
+  const lab = laboratoryCaller({ db: connection.db });
   let fixtureBodies: Record<string, Json>;
   // A tenant of its own for results the laboratory records by hand.
   let tenant: Tenant;
@@ -116,21 +116,9 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
   let subject: string;
 
   beforeAll(async () => {
-    api = await startObservedApi(NO_RATE_LIMIT);
-    const seeded = await f.demo();
-    const created = await f.client(seeded.laboratory_id);
-    await grantPrograms(connection.db, { clientId: created.client_id, environment: 'sandbox', all: true });
-    demo = ordersClient(api, await f.key(created.client_id, 'sandbox'));
-    await demo.subject();
     const listed = expectList(await api.call('GET', '/v1/sandbox/order-fixtures', { key: demo.key }));
     fixtureBodies = Object.fromEntries(listed.filter((x) => x.available).map((x) => [x.contract, x.body]));
-    tenant = await buildTenant(f);
-    own = ordersClient(api, await tenant.key());
-    subject = await own.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
+    ({ tenant, client: own, subject } = await scene.freshPartner());
   });
 
   /** A sandbox order run through a scenario; its released versions with their lineage entries. */
@@ -191,7 +179,8 @@ describe('GET /v1/orders/{orderId}/results/{resultId}/fhir', () => {
     expect(broken((b) => (entriesOf(b, 'Observation')[0].code = { extension: [{ url: 'http://hl7.org/fhir/StructureDefinition/data-absent-reason', valueString: 'unknown' }] }))).not.toEqual([]);
   });
 
-  it('every bundle the sandbox scenarios produce, for every synthetic panel, is valid R4 and true to the result record', async () => {
+  // Every scenario for every panel: many orders simulated one after another, so its time follows the machine's load (CI once took over 30 s).
+  it('every bundle the sandbox scenarios produce, for every synthetic panel, is valid R4 and true to the result record', { timeout: 180_000 }, async () => {
     const scenarios = expectList(await api.call('GET', '/v1/sandbox/scenarios', { key: demo.key })).map((s) => s.scenario as string);
     expect(scenarios).toEqual(expect.arrayContaining(RELEASING));
     // Each synthetic panel (synthetic-results.ts) through a wellness item, and every fixture contract as offered.

@@ -1,33 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getReportAvailability, laboratoryCaller, revokeKey } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { buildTenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { callerOf, NO_RATE_LIMIT, REPORT_PDF_BASE64, orderBody, ordersClient, type OrdersClient } from '../testing/orders';
+import { callerOf, REPORT_PDF_BASE64, orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 describe('report: a short-lived, server-authorized retrieval record for a document the laboratory supplied — never signed, never fabricated', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ rateLimit: false, client: true });
+  const { api, tenant, client, connection, fixtures: f } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
-
-  beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   /** An order in testing with one recorded version, with or without a report document. */
   async function recordedVersion(withDocument: boolean) {
-    const orderId = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
+    const orderId = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201).order_id;
     await lab.accept({ order_id: orderId });
     await lab.collect({ order_id: orderId });
     await lab.receive({ order_id: orderId });

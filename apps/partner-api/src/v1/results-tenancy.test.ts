@@ -1,31 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { laboratoryCaller } from '@lop/domain';
-import { connectFixtures, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { buildTenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
-import { orderBody, ordersClient, startObservedApi } from '../testing/orders';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /**
  * Every order, exceptions, result and report path of one sandbox order, answered 200 for its own
  * key and 404 (never 403, never a hint) for every other client's and environment's key.
  */
 describe('tenancy of the order read side: other clients and environments get 404 on every path', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ observed: true, client: true });
+  const { api, tenant, client, connection, fixtures: f } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let ownKey: string;
   const paths: Record<string, string> = {};
   const strangers: Record<string, string> = {};
   let ids: string[] = [];
 
   beforeAll(async () => {
-    api = await startObservedApi();
-    tenant = await buildTenant(f);
-    ownKey = await tenant.key();
-    const client = ordersClient(api, ownKey);
-    const subject = await client.subject();
+    const { subject } = scene;
     const orderId = expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
     await lab.accept({ order_id: orderId });
     await lab.collect({ order_id: orderId });
@@ -43,7 +36,7 @@ describe('tenancy of the order read side: other clients and environments get 404
     });
     const resultId = recorded.result.result_id;
     await lab.releaseResult({ result_id: resultId, as: 'final' });
-    const report = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results/${resultId}/report`, { key: ownKey }));
+    const report = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results/${resultId}/report`, { key: scene.key }));
 
     paths['GET /v1/orders/{orderId}'] = `/v1/orders/${orderId}`;
     paths['GET /v1/orders/{orderId}/exceptions'] = `/v1/orders/${orderId}/exceptions`;
@@ -61,13 +54,9 @@ describe('tenancy of the order read side: other clients and environments get 404
     strangers["the same client's production key"] = await tenant.key({ environment: 'production' });
     ids = [orderId, resultId, tenant.clientId, tenant.laboratory.id];
   });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   it('the own key reads every path (control)', async () => {
-    for (const [name, path] of Object.entries(paths)) expect((await api.call('GET', path, { key: ownKey })).status, name).toBe(200);
+    for (const [name, path] of Object.entries(paths)) expect((await api.call('GET', path, { key: scene.key })).status, name).toBe(200);
   });
 
   const cases = () => Object.keys(paths).flatMap((route) => Object.keys(strangers).map((who) => ({ route, who })));
@@ -85,7 +74,7 @@ describe('tenancy of the order read side: other clients and environments get 404
     const resultPath = paths['GET /v1/orders/{orderId}/results/{resultId}'];
     const [, , , orderId, , resultId] = resultPath.split('/');
     for (const path of [`/v1/orders/not-a-uuid/exceptions`, `/v1/orders/not-a-uuid/results`, `/v1/orders/${orderId}/results/nope`, `/v1/orders/${orderId}/results/nope/report`, `/v1/orders/x/results/${resultId}/report`, `/v1/orders/${orderId}/results/nope/fhir`, `/v1/orders/x/results/${resultId}/fhir`]) {
-      expectError(await api.call('GET', path, { key: ownKey }), 404, 'not_found');
+      expectError(await api.call('GET', path, { key: scene.key }), 404, 'not_found');
     }
   });
 });

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { laboratoryCaller } from '@lop/domain';
-import { connectFixtures, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess, ts, uuid } from '../testing/expect-envelope';
-import { orderBody, ordersClient, startObservedApi, type OrdersClient } from '../testing/orders';
+import { orderBody } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** The spec's Result version record fields, plus observations, released_at, is_critical and supersedes_result_id. */
 const RESULT_FIELDS = [
@@ -36,26 +35,11 @@ const OBSERVATIONS: Record<string, any>[] = [
 ];
 
 describe('results: released versions only, with an append-only lineage', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const scene = useScene({ observed: true, client: true });
+  const { api, tenant, client, connection } = scene;
   const lab = laboratoryCaller({ db: connection.db });
-  let tenant: Tenant;
-  let client: OrdersClient;
-  let subject: string;
 
-  beforeAll(async () => {
-    api = await startObservedApi();
-    tenant = await buildTenant(f);
-    client = ordersClient(api, await tenant.key());
-    subject = await client.subject();
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
-
-  const placeOrder = async (): Promise<string> => expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, subject)), 201).order_id;
+  const placeOrder = async (): Promise<string> => expectSuccess(await client.create(orderBody(tenant.sandbox.program, tenant.sandbox.item, scene.subject)), 201).order_id;
   const getOrder = async (orderId: string) => expectSuccess(await client.get(orderId));
   const getResults = async (orderId: string) => {
     const data = expectSuccess(await api.call('GET', `/v1/orders/${orderId}/results`, { key: client.key }));

@@ -1,35 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOrderBodySchema, demoId, grantPrograms, SANDBOX_SUBJECT_ID } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, unique } from '@lop/testing';
+import { buildTenant, unique } from '@lop/testing';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, ordersClient } from '../testing/orders';
+import { ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 const CONTRACTS = ['minimal', 'provider', 'patient', 'aoe'];
 
 describe('GET /v1/sandbox/order-fixtures: request templates valid as-is for POST /v1/orders', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  /** A sandbox key of a brand-new API client of the demo laboratory, granted every demo sandbox program. */
-  let demoKey: string;
-
-  beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    const demo = await f.demo();
-    const client = await f.client(demo.laboratory_id);
-    await grantPrograms(connection.db, { clientId: client.client_id, environment: 'sandbox', all: true });
-    demoKey = await f.key(client.client_id, 'sandbox');
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
+  /** scene.key: a sandbox key of a brand-new API client of the demo laboratory, granted every demo sandbox program. */
+  const scene = useScene({ rateLimit: false, partner: 'demo', key: true });
+  const { api, connection, fixtures: f } = scene;
 
   const listFixtures = async (key: string) => expectList(await api.call('GET', '/v1/sandbox/order-fixtures', { key }));
 
   it('lists one template per contract, each naming its contract and describing itself, in the order minimal, provider, patient, aoe', async () => {
-    const listed = await listFixtures(demoKey);
+    const listed = await listFixtures(scene.key);
     expect(listed.map((fixture) => fixture.contract)).toEqual(CONTRACTS);
     for (const fixture of listed) {
       expect(Object.keys(fixture).sort()).toEqual(['available', 'body', 'contract', 'description', 'requirements_path', 'unavailable_reason']);
@@ -41,7 +27,7 @@ describe('GET /v1/sandbox/order-fixtures: request templates valid as-is for POST
   });
 
   it('each contract uses a granted sandbox test whose requirements profile really asks for that (demo: CBC, HbA1c, lipid panel, TSH)', async () => {
-    const byContract = Object.fromEntries((await listFixtures(demoKey)).map((fixture) => [fixture.contract, fixture]));
+    const byContract = Object.fromEntries((await listFixtures(scene.key)).map((fixture) => [fixture.contract, fixture]));
     const wellness = demoId('program:wellness-sbx');
     expect(byContract.minimal.body).toMatchObject({ program_id: wellness, item_id: demoId('item:wellness-sbx:CBC') });
     expect(byContract.provider.body).toMatchObject({ program_id: wellness, item_id: demoId('item:wellness-sbx:HBA1C') });
@@ -58,14 +44,14 @@ describe('GET /v1/sandbox/order-fixtures: request templates valid as-is for POST
 
     // The profile each body was built from is the partner's own requirements endpoint.
     for (const fixture of Object.values(byContract) as any[]) {
-      const profile = expectSuccess(await api.call('GET', fixture.requirements_path, { key: demoKey }));
+      const profile = expectSuccess(await api.call('GET', fixture.requirements_path, { key: scene.key }));
       expect(profile).toMatchObject({ program_id: fixture.body.program_id, item_id: fixture.body.item_id });
     }
   });
 
   it('every fixture, as returned, creates an order (201) after setting a fresh external_order_id — for a client that never registered a subject', async () => {
-    const client = ordersClient(api, demoKey);
-    for (const fixture of await listFixtures(demoKey)) {
+    const client = ordersClient(api, scene.key);
+    for (const fixture of await listFixtures(scene.key)) {
       const response = await client.create({ ...fixture.body, external_order_id: unique(`fixture-${fixture.contract}`) });
       const order = expectSuccess(response, 201);
       expect(order).toMatchObject({ program_id: fixture.body.program_id, item_id: fixture.body.item_id, external_subject_id: SANDBOX_SUBJECT_ID, lifecycle_detail: 'received' });
@@ -73,9 +59,9 @@ describe('GET /v1/sandbox/order-fixtures: request templates valid as-is for POST
   });
 
   it('the generated external_order_id is fresh on every listing, so a body is also valid exactly as returned', async () => {
-    const [first, second] = [await listFixtures(demoKey), await listFixtures(demoKey)];
+    const [first, second] = [await listFixtures(scene.key), await listFixtures(scene.key)];
     expect(first[0].body.external_order_id).not.toBe(second[0].body.external_order_id);
-    expectSuccess(await ordersClient(api, demoKey).create(second[0].body), 201);
+    expectSuccess(await ordersClient(api, scene.key).create(second[0].body), 201);
   });
 
   it('a client whose granted tests require nothing extra: minimal is available and orderable; provider, patient and aoe say why they are unavailable', async () => {

@@ -1,11 +1,11 @@
+import { EVENT_TYPES } from '@lop/contract';
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '@lop/db';
-import { EVENT_TYPES, grantPrograms } from '@lop/domain';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, unique } from '@lop/testing';
+import { buildTenant, unique } from '@lop/testing';
 import { expectError, expectList, expectSuccess } from '../testing/expect-envelope';
-import { NO_RATE_LIMIT, ordersClient, type OrdersClient } from '../testing/orders';
+import { ordersClient } from '../testing/orders';
+import { useScene } from '../testing/scene';
 
 /** DESIGN §10: the scenarios the sandbox offers at least. */
 const DESIGN_SCENARIOS = [
@@ -29,27 +29,16 @@ interface ListedScenario {
 }
 
 describe('sandbox scenarios and POST /v1/sandbox/orders/{orderId}/simulate', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let client: OrdersClient;
+  // A brand-new client of the demo laboratory: its stream holds only what this file does.
+  const scene = useScene({ rateLimit: false, partner: 'demo', client: true, subject: false });
+  const { api, client, connection, fixtures: f } = scene;
   let orderTemplate: Record<string, unknown>;
   let scenarios: Map<string, ListedScenario>;
 
   beforeAll(async () => {
-    api = await startTestApi(NO_RATE_LIMIT);
-    // A brand-new client of the demo laboratory: its stream holds only what this file does.
-    const demo = await f.demo();
-    const created = await f.client(demo.laboratory_id);
-    await grantPrograms(connection.db, { clientId: created.client_id, environment: 'sandbox', all: true });
-    client = ordersClient(api, await f.key(created.client_id, 'sandbox'));
     const listed = expectList(await api.call('GET', '/v1/sandbox/order-fixtures', { key: client.key }));
     orderTemplate = listed.find((fixture) => fixture.contract === 'minimal').body;
     scenarios = new Map(expectList(await api.call('GET', '/v1/sandbox/scenarios', { key: client.key })).map((s: ListedScenario) => [s.scenario, s]));
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const placeOrder = async (ordersOf = client): Promise<string> =>

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCOPES, type Scope } from '@lop/domain';
-import { connectFixtures, startTestApi, type RequestOptions, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { type Scope, SCOPES } from '@lop/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type RequestOptions } from '../testing/harness';
+import { type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 interface Endpoint {
   name: string;
@@ -31,24 +32,15 @@ const ENDPOINTS: Endpoint[] = [
 ];
 
 describe('scopes: a valid key without the endpoint scope is 403 forbidden', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
+  const { api, tenant } = useScene({ partner: 'tenant' });
   const only = new Map<Scope, string>();
   const allBut = new Map<Scope, string>();
 
   beforeAll(async () => {
-    api = await startTestApi();
-    tenant = await buildTenant(f);
     for (const scope of SCOPES) {
       only.set(scope, await tenant.key({ scopes: [scope] }));
       allBut.set(scope, await tenant.key({ scopes: SCOPES.filter((s) => s !== scope) }));
     }
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const send = (endpoint: Endpoint, key: string) => {

@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type ItemRow, type ProgramRow } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildTenant, type ItemRow, type ProgramRow } from '@lop/testing';
 import { expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 describe('POST /v1/serviceability answers stable reason codes', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
+  const { api, fixtures: f } = useScene();
   let key: string;
   const p: Record<string, ProgramRow> = {};
   const i: Record<string, ItemRow> = {};
 
   beforeAll(async () => {
-    api = await startTestApi();
     const lab = await f.laboratory();
     const client = await f.client(lab.id);
     key = await f.key(client.client_id, 'sandbox');
@@ -36,10 +33,6 @@ describe('POST /v1/serviceability answers stable reason codes', () => {
     await f.location(lab.id, { region: 'R-NO-ACTIVE-SITE', collectionMethods: ['in_person_draw'], serviceStatus: 'inactive' });
     await f.location(lab.id, { region: 'R-NO-ACTIVE-SITE', collectionMethods: ['in_person_draw'], environment: 'production' });
     await f.location(lab.id, { region: 'R-OTHER-METHOD-SITE', collectionMethods: ['site_collection'] });
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
   });
 
   const check = async (body: Record<string, unknown>) => expectSuccess(await api.call('POST', '/v1/serviceability', { key, json: body }));

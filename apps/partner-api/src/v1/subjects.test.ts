@@ -1,27 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant, unique } from '@lop/testing';
+import { describe, expect, it } from 'vitest';
+import { unique } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and nothing personal', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
-  let key: string;
+  const scene = useScene({ key: { scopes: ['subjects:write'] } });
+  const { api, tenant, connection, fixtures: f } = scene;
 
   const stored = async (externalSubjectId: string, clientId = tenant.clientId) =>
     connection.sql<{ environment: string }[]>`select environment from subjects where client_id = ${clientId} and external_subject_id = ${externalSubjectId}`;
-
-  beforeAll(async () => {
-    api = await startTestApi();
-    tenant = await buildTenant(f);
-    key = await tenant.key({ scopes: ['subjects:write'] });
-  });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   const personal: [string, unknown][] = [
     ['legal_first_name', 'Ada'],
@@ -39,13 +26,13 @@ describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and not
 
   it.each(personal)('refuses a body with %s: 400 unknown_field naming it, nothing stored', async (field, value) => {
     const id = unique('subject-refused');
-    const error = expectError(await api.call('PUT', `/v1/subjects/${id}`, { key, json: { [field]: value } }), 400, 'invalid_request');
+    const error = expectError(await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key, json: { [field]: value } }), 400, 'invalid_request');
     expect(error.details).toEqual([expect.objectContaining({ field, issue: 'unknown_field' })]);
     expect(await stored(id)).toHaveLength(0);
   });
 
   it('the refusal does not echo the personal value', async () => {
-    const response = await api.call('PUT', `/v1/subjects/${unique('subject-refused')}`, { key, json: { legal_first_name: 'Augusta', date_of_birth: '1815-12-10' } });
+    const response = await api.call('PUT', `/v1/subjects/${unique('subject-refused')}`, { key: scene.key, json: { legal_first_name: 'Augusta', date_of_birth: '1815-12-10' } });
     expectError(response, 400, 'invalid_request');
     expect(response.text).not.toContain('Augusta');
     expect(response.text).not.toContain('1815-12-10');
@@ -54,7 +41,7 @@ describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and not
   it('a body that is not an object is refused and nothing is stored', async () => {
     for (const json of [['Ada'], 'Ada Lovelace', 42]) {
       const id = unique('subject-refused');
-      const response = await api.call('PUT', `/v1/subjects/${id}`, { key, json });
+      const response = await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key, json });
       expect(response.status, JSON.stringify(json)).toBe(400);
       expect(await stored(id)).toHaveLength(0);
     }
@@ -62,20 +49,20 @@ describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and not
 
   it('works with no body at all', async () => {
     const id = unique('subject-nobody');
-    expect(expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key }))).toEqual({ external_subject_id: id, linked: true });
+    expect(expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key }))).toEqual({ external_subject_id: id, linked: true });
     expect(await stored(id)).toEqual([{ environment: 'sandbox' }]);
   });
 
   it('works with an empty JSON object', async () => {
     const id = unique('subject-empty');
-    expect(expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key, json: {} }))).toEqual({ external_subject_id: id, linked: true });
+    expect(expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key, json: {} }))).toEqual({ external_subject_id: id, linked: true });
     expect(await stored(id)).toHaveLength(1);
   });
 
   it('repeating the call is idempotent: same answer, one row', async () => {
     const id = unique('subject-repeat');
-    const first = expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key }));
-    const second = expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key, json: {} }));
+    const first = expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key }));
+    const second = expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key, json: {} }));
     expect(second).toEqual(first);
     expect(await stored(id)).toHaveLength(1);
   });
@@ -85,7 +72,7 @@ describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and not
     const production = await tenant.key({ environment: 'production', scopes: ['subjects:write'] });
     const otherClient = await f.client(tenant.laboratory.id);
     const otherKey = await f.key(otherClient.client_id, 'sandbox', { scopes: ['subjects:write'] });
-    expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key }));
+    expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: scene.key }));
     expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: production }));
     expectSuccess(await api.call('PUT', `/v1/subjects/${id}`, { key: otherKey }));
     expect((await stored(id)).map((r) => r.environment).sort()).toEqual(['production', 'sandbox']);
@@ -94,13 +81,13 @@ describe('PUT /v1/subjects/{externalSubjectId} takes an opaque reference and not
 
   it('the identifier is stored exactly as the partner wrote it (URL-decoded once)', async () => {
     for (const id of [`${unique('pat')} 42`, `${unique('a')}/b`, `${unique('ü')}-ß`, `${unique('pct')}%41`]) {
-      const response = await api.call('PUT', `/v1/subjects/${encodeURIComponent(id)}`, { key });
+      const response = await api.call('PUT', `/v1/subjects/${encodeURIComponent(id)}`, { key: scene.key });
       expect(expectSuccess(response).external_subject_id).toBe(id);
       expect(await stored(id)).toHaveLength(1);
     }
   });
 
   it('an empty identifier is not a subject route', async () => {
-    expect((await api.call('PUT', '/v1/subjects/', { key })).status).toBe(404);
+    expect((await api.call('PUT', '/v1/subjects/', { key: scene.key })).status).toBe(404);
   });
 });

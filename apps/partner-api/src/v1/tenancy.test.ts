@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectFixtures, startTestApi, type TestApi } from '../testing/harness';
-import { buildTenant, fixtures, type Tenant } from '@lop/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildTenant, type Tenant } from '@lop/testing';
 import { expectError, expectSuccess } from '../testing/expect-envelope';
+import { useScene } from '../testing/scene';
 
 const PROGRAM_ROUTES = [
   { name: 'GET /v1/programs/{programId}', path: (id: string) => `/v1/programs/${id}` },
@@ -11,21 +11,15 @@ const PROGRAM_ROUTES = [
 ];
 
 describe('tenancy: anything outside the key is 404 not_found, never 403', () => {
-  let api: TestApi;
-  const connection = connectFixtures();
-  const f = fixtures(connection.db);
-  let tenant: Tenant;
+  const scene = useScene({ key: true });
+  const { api, tenant, fixtures: f } = scene;
   let other: Tenant;
-  let sandboxKey: string;
   let productionKey: string;
   const programs: Record<string, string> = {};
   const foreignIds: string[] = [];
 
   beforeAll(async () => {
-    api = await startTestApi();
-    tenant = await buildTenant(f);
     other = await buildTenant(f);
-    sandboxKey = await tenant.key();
     productionKey = await tenant.key({ environment: 'production' });
 
     // Same laboratory, another API client, a program granted only to that client.
@@ -44,13 +38,9 @@ describe('tenancy: anything outside the key is 404 not_found, never 403', () => 
     programs['an unknown program id'] = randomUUID();
     foreignIds.push(secondClient.client_id, other.laboratory.id, other.clientId, tenant.laboratory.id, tenant.clientId);
   });
-  afterAll(async () => {
-    await api?.close();
-    await connection.close();
-  });
 
   it.each(PROGRAM_ROUTES)('$name answers 200 for the key’s own granted program (control)', async ({ path }) => {
-    expectSuccess(await api.call('GET', path(tenant.sandbox.program.id), { key: sandboxKey }));
+    expectSuccess(await api.call('GET', path(tenant.sandbox.program.id), { key: scene.key }));
     expectSuccess(await api.call('GET', path(tenant.production.program.id), { key: productionKey }));
   });
 
@@ -65,7 +55,7 @@ describe('tenancy: anything outside the key is 404 not_found, never 403', () => 
   );
 
   it.each(cases)('$route: 404 for $rule', async ({ rule, path }) => {
-    const response = await api.call('GET', path(programs[rule]), { key: sandboxKey });
+    const response = await api.call('GET', path(programs[rule]), { key: scene.key });
     expectError(response, 404, 'not_found');
     for (const id of foreignIds) expect(response.text).not.toContain(id);
   });
@@ -78,12 +68,12 @@ describe('tenancy: anything outside the key is 404 not_found, never 403', () => 
   it.each(PROGRAM_ROUTES.flatMap((route) => malformed.map((id) => ({ route: route.name, id, path: route.path }))))(
     '$route: 404 for the malformed id "$id"',
     async ({ id, path }) => {
-      expectError(await api.call('GET', path(id), { key: sandboxKey }), 404, 'not_found');
+      expectError(await api.call('GET', path(id), { key: scene.key }), 404, 'not_found');
     },
   );
 
   it('the program list shows only the key’s own granted programs of its environment', async () => {
-    const sandbox = await api.call('GET', '/v1/programs', { key: sandboxKey });
+    const sandbox = await api.call('GET', '/v1/programs', { key: scene.key });
     expect(expectSuccess(sandbox).map((p: { program_id: string }) => p.program_id)).toEqual([tenant.sandbox.program.id]);
     const production = await api.call('GET', '/v1/programs', { key: productionKey });
     expect(expectSuccess(production).map((p: { program_id: string }) => p.program_id)).toEqual([tenant.production.program.id]);
@@ -91,32 +81,32 @@ describe('tenancy: anything outside the key is 404 not_found, never 403', () => 
 
   describe('requirements item_id', () => {
     it('404 for an item of another program', async () => {
-      const response = await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${other.sandbox.item.id}`, { key: sandboxKey });
+      const response = await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${other.sandbox.item.id}`, { key: scene.key });
       expectError(response, 404, 'not_found');
     });
 
     it('404 for an item of the same client’s production program', async () => {
-      const response = await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${tenant.production.item.id}`, { key: sandboxKey });
+      const response = await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${tenant.production.item.id}`, { key: scene.key });
       expectError(response, 404, 'not_found');
     });
 
     it('404 for an unknown item id', async () => {
-      expectError(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${randomUUID()}`, { key: sandboxKey }), 404, 'not_found');
+      expectError(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${randomUUID()}`, { key: scene.key }), 404, 'not_found');
     });
 
     it('404 for an inactive item of the program', async () => {
       const inactive = await f.item(tenant.sandbox.program.id, { status: 'inactive' });
-      expectError(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${inactive.id}`, { key: sandboxKey }), 404, 'not_found');
+      expectError(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=${inactive.id}`, { key: scene.key }), 404, 'not_found');
     });
 
     it('an inactive item is not in the catalog', async () => {
       const inactive = await f.item(tenant.sandbox.program.id, { status: 'inactive' });
-      const data = expectSuccess(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/catalog`, { key: sandboxKey }));
+      const data = expectSuccess(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/catalog`, { key: scene.key }));
       expect(data.map((item: { item_id: string }) => item.item_id)).not.toContain(inactive.id);
     });
 
     it('a malformed item_id in the query is 400 invalid_request naming item_id (not a path id)', async () => {
-      const error = expectError(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=nope`, { key: sandboxKey }), 400, 'invalid_request');
+      const error = expectError(await api.call('GET', `/v1/programs/${tenant.sandbox.program.id}/requirements?item_id=nope`, { key: scene.key }), 400, 'invalid_request');
       expect(error.details).toContainEqual(expect.objectContaining({ field: 'item_id', issue: 'invalid_format' }));
     });
   });

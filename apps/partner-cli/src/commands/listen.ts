@@ -1,8 +1,8 @@
 import { ApiError, requireSandbox, UsageError, type Api, type EventType } from '../api';
-import { attempt, backoffMs, InterruptedError, isDelivered, isRetryable, sleep, type AttemptOutcome } from '../forward';
-import { clock, type Output } from '../output';
+import { attempt, backoffMs, certificateHint, InterruptedError, isCertificateError, isDelivered, isRetryable, skipVerifyWarning, sleep, type AttemptOutcome } from '../forward';
+import { clock, type Output, type Styles } from '../output';
 import { secretFor } from '../secrets';
-import { endOfStream, isTransient, MAX_OUTAGE_WAIT_MS, readPage, refusedCursor, whenReachable, type StreamEvent } from '../stream';
+import { endOfStream, FOLLOW_WAIT_SECONDS, isTransient, MAX_OUTAGE_WAIT_MS, readPage, refusedCursor, whenReachable, type StreamEvent } from '../stream';
 
 /**
  * `lop listen`: follows GET /v1/events and delivers each event to a local handler as the service
@@ -20,6 +20,8 @@ export interface ListenOptions {
   /** Milliseconds between polls once the stream is read to its end. */
   intervalMs: number;
   maxAttempts: number;
+  /** --skip-verify: accept the forward target's certificate unchecked (self-signed). */
+  skipVerify: boolean;
   json: boolean;
 }
 
@@ -37,12 +39,36 @@ export function parseForwardTo(text: string): URL {
   return url;
 }
 
+export type Verdict = 'delivered' | 'retrying' | 'failed';
+
+/**
+ * One attempt's line (listen and events resend): time, sequence, event type, the event id (what
+ * `lop events resend` takes), the order, the handler's answer, duration, and what happens next.
+ */
+export function deliveryLine(style: Styles, item: StreamEvent, attemptNumber: number, maxAttempts: number, outcome: AttemptOutcome, verdict: Verdict, retryInMs: number): string {
+  const { event } = item;
+  const answer = outcome.status !== null ? String(outcome.status) : (outcome.error ?? 'no answer');
+  const coloured = verdict === 'delivered' ? style.green(answer) : verdict === 'retrying' ? style.yellow(answer) : style.red(answer);
+  const note =
+    verdict === 'retrying'
+      ? style.yellow(`  retrying in ${retryInMs / 1000} s (attempt ${attemptNumber} of ${maxAttempts})`)
+      : verdict === 'failed'
+        ? style.red(`  failed after ${attemptNumber} attempt${attemptNumber === 1 ? '' : 's'}`)
+        : '';
+  return `${style.dim(clock())}  ${`#${event.sequence}`.padEnd(6)}  ${event.type.padEnd(27)}  ${style.dim('event')} ${event.event_id}  ${style.dim('order')} ${event.data.order_id}  → ${coloured}  ${outcome.durationMs} ms${note}`;
+}
+
 interface Failure {
   sequence: number;
   event_id: string;
   type: EventType;
   status: number | null;
   error: string | null;
+}
+
+/** The command line that resumes a listen from `cursor`, as run: the same URL, filter and flags. */
+export function listenResumeCommand(url: URL, options: Pick<ListenOptions, 'events' | 'skipVerify'>, cursor: string): string {
+  return `lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.events ? ` --events ${[...options.events].join(',')}` : ''}${options.skipVerify ? ' --skip-verify' : ''}`;
 }
 
 /** Runs until `stop` aborts (Ctrl-C) or the stream fails for good; resolves to the exit code. */
@@ -74,14 +100,15 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
     return 0;
   }
   onCursor(cursor);
-  const { secret, source, file } = secretFor(url, options.secret);
+  const { secret, source, file, key } = await secretFor(url, options.secret);
+  if (options.skipVerify) output.err(style.yellow(skipVerifyWarning(url)));
 
   const filter = options.events ? [...options.events].join(',') : 'all types';
   if (options.json) {
     output.out(JSON.stringify({ kind: 'ready', environment, forward_to: url.href, events: options.events ? [...options.events] : 'all', secret, cursor, skipped }));
   } else {
     output.out(`${style.bold('Forwarding')} ${environment} events (${filter}) to ${style.cyan(url.href)}`);
-    const kept = source === 'kept' ? 'the one kept for this URL' : source === 'new' ? 'new, kept for this URL' : 'from --secret, kept for this URL';
+    const kept = source === 'kept' ? `the one kept for ${key}` : source === 'new' ? `new, kept for ${key}` : `from --secret, kept for ${key}`;
     output.out(`Signing secret: ${style.bold(secret)}  ${style.dim(`(${kept} in ${file}; --secret sets another)`)}`);
     output.out(
       options.fromCursor !== undefined
@@ -97,7 +124,8 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
   let outageWaitMs = options.intervalMs;
   let fatal: unknown = null;
 
-  const report = (item: StreamEvent, attemptNumber: number, outcome: AttemptOutcome, verdict: 'delivered' | 'retrying' | 'failed', retryInMs: number) => {
+  let certificateHinted = false;
+  const report = (item: StreamEvent, attemptNumber: number, outcome: AttemptOutcome, verdict: Verdict, retryInMs: number) => {
     const { event } = item;
     if (options.json) {
       output.out(
@@ -117,23 +145,19 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
           ...(verdict === 'retrying' ? { retry_in_ms: retryInMs } : {}),
         }),
       );
-      return;
+    } else {
+      output.out(deliveryLine(style, item, attemptNumber, options.maxAttempts, outcome, verdict, retryInMs));
     }
-    const answer = outcome.status !== null ? String(outcome.status) : (outcome.error ?? 'no answer');
-    const coloured = verdict === 'delivered' ? style.green(answer) : verdict === 'retrying' ? style.yellow(answer) : style.red(answer);
-    const note =
-      verdict === 'retrying'
-        ? style.yellow(`  retrying in ${retryInMs / 1000} s (attempt ${attemptNumber} of ${options.maxAttempts})`)
-        : verdict === 'failed'
-          ? style.red(`  failed after ${attemptNumber} attempt${attemptNumber === 1 ? '' : 's'}`)
-          : '';
-    output.out(`${style.dim(clock())}  ${`#${event.sequence}`.padEnd(6)}  ${event.type.padEnd(27)}  ${event.data.order_id}  → ${coloured}  ${outcome.durationMs} ms${note}`);
+    if (isCertificateError(outcome) && !certificateHinted) {
+      certificateHinted = true;
+      output.err(style.yellow(certificateHint(url, outcome.error!)));
+    }
   };
 
   /** Delivers one event with retries; throws InterruptedError when stopped before it settled. */
   const deliver = async (item: StreamEvent) => {
     for (let n = 1; ; n++) {
-      const outcome = await attempt(url, secret, item.raw, item.event.event_id, stop);
+      const outcome = await attempt(url, secret, item.raw, item.event.event_id, stop, { skipVerify: options.skipVerify });
       if (isDelivered(outcome)) {
         report(item, n, outcome, 'delivered', 0);
         delivered++;
@@ -153,7 +177,8 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
     while (!stop.aborted) {
       let page;
       try {
-        page = await readPage(api, cursor, PAGE_SIZE);
+        // Held by the service until the next event commits (no sleep between reads): as prompt as a webhook.
+        page = await readPage(api, cursor, PAGE_SIZE, { waitSeconds: FOLLOW_WAIT_SECONDS, stop });
         outageWaitMs = options.intervalMs;
       } catch (error) {
         // A restarting service or a rate limit is weathered; anything else (a revoked key, a bad cursor) ends the run.
@@ -180,7 +205,6 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
       if (settled === page.events.length) {
         cursor = page.nextCursor;
         onCursor(cursor);
-        if (!page.hasMore) await sleep(options.intervalMs, stop);
       } else {
         // Stopped inside a page: the cursor right after the last settled event comes from the
         // API (cursors are opaque), by reading exactly that many events again.
@@ -208,7 +232,7 @@ export async function listen(api: Api, options: ListenOptions, output: Output, s
     }
     output.out(`Cursor: ${style.bold(cursor)}`);
     // Runs as printed: the secret is the one kept for this URL.
-    output.out(style.dim(`Resume with: lop listen --forward-to ${url.href} --from-cursor ${cursor}${options.events ? ` --events ${[...options.events].join(',')}` : ''}`));
+    output.out(style.dim(`Resume with: ${listenResumeCommand(url, options, cursor)}`));
   }
   if (fatal) throw fatal;
   return failures.length > 0 ? 1 : 0;

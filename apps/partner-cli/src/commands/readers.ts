@@ -1,7 +1,7 @@
 import { must, UsageError, type Api, type PartnerEvent } from '../api';
-import { sleep, InterruptedError } from '../forward';
+import { InterruptedError } from '../forward';
 import { fields, json, table, type Output, type Styles } from '../output';
-import { MAX_PAGE, readPage, refusedCursor } from '../stream';
+import { FOLLOW_WAIT_SECONDS, MAX_PAGE, readPage, refusedCursor, whenReachable } from '../stream';
 
 /**
  * The small readers: a table for people by default, `--json` (the response's `data`, or for
@@ -139,37 +139,50 @@ function eventDetail(event: PartnerEvent): string {
     .join(', ');
 }
 
-const eventRow = (event: PartnerEvent) => [`#${event.sequence}`, event.occurred_at, event.type, event.data.order_id, eventDetail(event)];
-const EVENT_HEADERS = ['SEQ', 'OCCURRED AT', 'TYPE', 'ORDER', 'DETAIL'];
+// EVENT: the id lop events resend takes.
+const eventRow = (event: PartnerEvent) => [`#${event.sequence}`, event.occurred_at, event.type, event.event_id, event.data.order_id, eventDetail(event)];
+const EVENT_HEADERS = ['SEQ', 'OCCURRED AT', 'TYPE', 'EVENT', 'ORDER', 'DETAIL'];
 
 function printEvents(style: Styles, output: Output, events: PartnerEvent[], header: boolean) {
   const lines = table(style, EVENT_HEADERS, events.map(eventRow));
   for (const line of header ? lines : lines.slice(1)) output.out(line);
 }
 
+/** The command line that goes on from `cursor` after a follow stops. */
+export const tailResumeCommand = (options: Pick<TailOptions, 'json'>, cursor: string) => `lop events tail --follow --from-cursor ${cursor}${options.json ? ' --json' : ''}`;
+
 /**
  * `lop events tail`: the last `limit` events of the stream (or the `limit` after --from-cursor),
  * then with --follow every new one as it arrives. With --json --follow each event is one line,
- * exactly as the stream returned it.
+ * exactly as the stream returned it. Following, a service that restarts (or is not up yet) is
+ * waited for, as lop listen waits; stopping (Ctrl-C, SIGTERM, SIGHUP) prints where to go on from.
  */
 export async function tailEvents(api: Api, options: TailOptions, output: Output, stop: AbortSignal, onCursor: (cursor: string) => void): Promise<number> {
   let cursor = options.fromCursor;
   let shown: { event: PartnerEvent; raw: string }[] = [];
   let hasMore = false;
-  if (options.fromCursor !== undefined) {
-    const page = await readPage(api, cursor, options.limit).catch((error: unknown) => {
-      throw refusedCursor(error, '--from-cursor');
-    });
-    shown = page.events;
-    cursor = page.nextCursor;
-    hasMore = page.hasMore;
-  } else {
-    for (;;) {
-      const page = await readPage(api, cursor, MAX_PAGE);
-      shown = [...shown, ...page.events].slice(-options.limit);
+  // Following, an outage is waited out (waiting lines on stderr: stdout stays the events); a single read fails at once.
+  const reach = <T>(call: () => Promise<T>) => (options.follow ? whenReachable(call, output, false, stop, options.intervalMs) : call());
+  try {
+    if (options.fromCursor !== undefined) {
+      const page = await reach(() => readPage(api, cursor, options.limit)).catch((error: unknown) => {
+        throw refusedCursor(error, '--from-cursor');
+      });
+      shown = page.events;
       cursor = page.nextCursor;
-      if (!page.hasMore) break;
+      hasMore = page.hasMore;
+    } else {
+      for (;;) {
+        const page = await reach(() => readPage(api, cursor, MAX_PAGE));
+        shown = [...shown, ...page.events].slice(-options.limit);
+        cursor = page.nextCursor;
+        if (!page.hasMore) break;
+      }
     }
+  } catch (error) {
+    if (!(error instanceof InterruptedError)) throw error;
+    output.err(options.fromCursor !== undefined ? `stopped before the service answered; resume with: ${tailResumeCommand(options, options.fromCursor)}` : 'stopped before the service answered; nothing was read');
+    return 0;
   }
   onCursor(cursor!);
 
@@ -180,7 +193,7 @@ export async function tailEvents(api: Api, options: TailOptions, output: Output,
   }
     if (shown.length === 0) output.out(output.style.dim('no events'));
     else printEvents(output.style, output, shown.map((e) => e.event), true);
-    output.out(output.style.dim(`next cursor: ${cursor}${hasMore ? ' (more events follow: lop events tail --from-cursor …)' : ''}`));
+    output.out(output.style.dim(`next cursor: ${cursor}${hasMore ? ` (more events follow: lop events tail --from-cursor ${cursor})` : ''}`));
     return 0;
   }
 
@@ -192,16 +205,17 @@ export async function tailEvents(api: Api, options: TailOptions, output: Output,
   let header = shown.length === 0;
   try {
     for (;;) {
-      const page = await readPage(api, cursor, MAX_PAGE);
+      // Held by the service until the next event commits: no sleep between reads.
+      const page = await reach(() => readPage(api, cursor, MAX_PAGE, { waitSeconds: FOLLOW_WAIT_SECONDS, stop }));
       emit(page.events, header && page.events.length > 0);
       if (page.events.length > 0) header = false;
       cursor = page.nextCursor;
       onCursor(cursor);
-      if (!page.hasMore) await sleep(options.intervalMs, stop);
     }
   } catch (error) {
     if (!(error instanceof InterruptedError)) throw error;
   }
   output.err(`cursor: ${cursor}`);
+  output.err(`resume with: ${tailResumeCommand(options, cursor!)}`);
   return 0;
 }

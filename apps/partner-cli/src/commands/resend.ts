@@ -1,14 +1,15 @@
 import { ApiError, requireSandbox, UsageError, type Api } from '../api';
-import { attempt, backoffMs, isDelivered, isRetryable, sleep } from '../forward';
-import { clock, type Output } from '../output';
-import { secretFor } from '../secrets';
+import { attempt, backoffMs, certificateHint, isCertificateError, isDelivered, isRetryable, skipVerifyWarning, sleep } from '../forward';
+import type { Output } from '../output';
+import { existingSecretFor, forwardKey } from '../secrets';
 import { MAX_PAGE, readPage, whenReachable, type StreamEvent } from '../stream';
-import { parseForwardTo } from './listen';
+import { deliveryLine, parseForwardTo } from './listen';
 
 /**
  * `lop events resend <event_id> --forward-to <url>`: one event of the stream delivered again, as
  * `lop listen` delivers it (the same bytes, headers and signature, with the secret kept for the
- * URL), after a handler fix — without replaying from an older cursor.
+ * URL), after a handler fix — without replaying from an older cursor. With no secret kept for the
+ * URL and no --secret it refuses: a secret made up now is one no handler verifies.
  */
 
 export interface ResendOptions {
@@ -16,6 +17,7 @@ export interface ResendOptions {
   secret?: string;
   allowProduction: boolean;
   maxAttempts: number;
+  skipVerify: boolean;
   json: boolean;
 }
 
@@ -35,16 +37,24 @@ async function findEvent(api: Api, eventId: string): Promise<StreamEvent | null>
 
 export async function resendEvent(api: Api, eventId: string, options: ResendOptions, output: Output, stop: AbortSignal): Promise<number> {
   const url = parseForwardTo(options.forwardTo);
-  if (!UUID.test(eventId)) throw new UsageError(`not an event id: ${eventId} (the event_id of an event, e.g. from a failed line of lop listen)`);
+  if (!UUID.test(eventId)) throw new UsageError(`not an event id: ${eventId} (the event_id of an event, e.g. from a line of lop listen or lop events tail)`);
   if (options.secret === '') throw new UsageError('--secret must not be empty');
+  const kept = await existingSecretFor(url, options.secret);
+  if (!kept) {
+    throw new UsageError(
+      `no signing secret is kept for ${forwardKey(url)}: pass the one your handler verifies with, --secret whsec_…, or run lop listen --forward-to ${url.href} first (it makes one and keeps it)`,
+      'no_kept_secret',
+    );
+  }
+  const { secret } = kept;
   await whenReachable(() => requireSandbox(api, 'lop events resend', { flag: '--allow-production', given: options.allowProduction }), output, options.json, stop);
   const item = await whenReachable(() => findEvent(api, eventId), output, options.json, stop);
   if (!item) throw new ApiError(404, 'not_found', `no event ${eventId} in this key's stream`, null, [], null);
-  const { secret } = secretFor(url, options.secret);
   const { style } = output;
+  if (options.skipVerify) output.err(style.yellow(skipVerifyWarning(url)));
 
   for (let n = 1; ; n++) {
-    const outcome = await attempt(url, secret, item.raw, eventId, stop);
+    const outcome = await attempt(url, secret, item.raw, eventId, stop, { skipVerify: options.skipVerify });
     const delivered = isDelivered(outcome);
     const retrying = !delivered && isRetryable(outcome) && n < options.maxAttempts;
     const verdict = delivered ? 'delivered' : retrying ? 'retrying' : 'failed';
@@ -67,11 +77,9 @@ export async function resendEvent(api: Api, eventId: string, options: ResendOpti
         }),
       );
     } else {
-      const answer = outcome.status !== null ? String(outcome.status) : (outcome.error ?? 'no answer');
-      const note = retrying ? style.yellow(`  retrying in ${backoffMs(n) / 1000} s (attempt ${n} of ${options.maxAttempts})`) : verdict === 'failed' ? style.red(`  failed after ${n} attempt${n === 1 ? '' : 's'}`) : '';
-      const coloured = delivered ? style.green(answer) : retrying ? style.yellow(answer) : style.red(answer);
-      output.out(`${style.dim(clock())}  ${`#${item.event.sequence}`.padEnd(6)}  ${item.event.type.padEnd(27)}  ${item.event.data.order_id}  → ${coloured}  ${outcome.durationMs} ms${note}`);
+      output.out(deliveryLine(style, item, n, options.maxAttempts, outcome, verdict, retrying ? backoffMs(n) : 0));
     }
+    if (isCertificateError(outcome)) output.err(style.yellow(certificateHint(url, outcome.error!)));
     if (delivered) return 0;
     if (!retrying) return 1;
     await sleep(backoffMs(n), stop);

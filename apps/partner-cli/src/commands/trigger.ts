@@ -7,6 +7,11 @@ import { fields, json, type Output } from '../output';
  * `lop trigger <scenario>`: a sandbox order from a fixture (its subject registered first), the
  * scenario run on it through the simulate endpoint, then the order read back. Sandbox keys only:
  * with a production key the order would be real.
+ *
+ * `lop trigger <event_type>` (as Stripe's CLI triggers an event): the scenario whose steps reach
+ * that event soonest, run just up to the step that emits it, chosen from the service's own list
+ * of scenarios (GET /v1/sandbox/scenarios names each step's events), so a new scenario is picked
+ * up without a change here. `order.created` is emitted by creating the order itself.
  */
 
 export interface TriggerOptions {
@@ -22,7 +27,10 @@ export interface TriggerReport {
   external_order_id: string;
   created: boolean;
   fixture: string | null;
-  scenario: string;
+  /** Null for `lop trigger order.created`: creating the order is all it takes. */
+  scenario: string | null;
+  /** The event type asked for, when triggered by one. */
+  event_type: EventType | null;
   steps_applied: number;
   steps_completed: number;
   steps_remaining: number;
@@ -35,13 +43,53 @@ export interface TriggerReport {
 
 type SimulateBody = NonNullable<paths['/api/public/partner/v1/sandbox/orders/{orderId}/simulate']['post']['requestBody']>['content']['application/json'];
 
-export async function trigger(api: Api, scenario: string, options: TriggerOptions, output: Output): Promise<number> {
+/** What creating a sandbox order emits, before any scenario step. */
+const CREATION_EVENT: EventType = 'order.created';
+
+/** Event types are `noun.verb`; scenario names are snake_case words. */
+export const looksLikeEventType = (name: string) => name.includes('.');
+
+/**
+ * The most direct way to an event type: the scenario and step count that emit it soonest (fewest
+ * steps; then the shorter scenario; then the service's order), or null when no scenario does.
+ * `order.created` needs no step at all.
+ */
+export function scenarioFor(type: string, scenarios: Schemas['SandboxScenario'][]): { scenario: string | null; steps: number } | null {
+  if (type === CREATION_EVENT) return { scenario: null, steps: 0 };
+  let best: { scenario: string; steps: number; length: number } | null = null;
+  for (const s of scenarios) {
+    const step = s.step_details.findIndex((detail) => detail.events.includes(type as EventType));
+    if (step < 0) continue;
+    const candidate = { scenario: s.scenario, steps: step + 1, length: s.steps };
+    if (!best || candidate.steps < best.steps || (candidate.steps === best.steps && candidate.length < best.length)) best = candidate;
+  }
+  return best && { scenario: best.scenario, steps: best.steps };
+}
+
+/** Every event type lop trigger can make happen with these scenarios, in the order the service lists them. */
+export function triggerableTypes(scenarios: Schemas['SandboxScenario'][]): string[] {
+  return [...new Set([CREATION_EVENT, ...scenarios.flatMap((s) => s.step_details.flatMap((detail) => detail.events))])];
+}
+
+export async function trigger(api: Api, scenarioOrType: string, options: TriggerOptions, output: Output): Promise<number> {
   await requireSandbox(api, 'lop trigger');
   const { client } = api;
 
   const scenarios = must(await client.GET('/api/public/partner/v1/sandbox/scenarios')).data;
-  if (!scenarios.some((s) => s.scenario === scenario)) {
-    throw new UsageError(`unknown scenario ${scenario}; one of: ${scenarios.map((s) => s.scenario).join(', ')} (lop scenarios describes them)`);
+  let scenario: string | null = scenarioOrType;
+  let steps = options.steps;
+  let eventType: EventType | null = null;
+  if (looksLikeEventType(scenarioOrType)) {
+    const route = scenarioFor(scenarioOrType, scenarios);
+    if (!route) {
+      throw new UsageError(`no scenario emits ${scenarioOrType}; lop trigger takes one of these event types: ${triggerableTypes(scenarios).join(', ')} (or a scenario: lop scenarios lists them)`, 'unknown_event_type');
+    }
+    // The step count is the scenario's path from a new order: an existing order or another count would not lead there.
+    if (options.order !== undefined || options.steps !== undefined) throw new UsageError(`--order and --steps take a scenario, not an event type: lop trigger ${route.scenario ?? 'happy_path'} …`);
+    ({ scenario, steps } = route);
+    eventType = scenarioOrType as EventType;
+  } else if (!scenarios.some((s) => s.scenario === scenario)) {
+    throw new UsageError(`unknown scenario ${scenario}; one of: ${scenarios.map((s) => s.scenario).join(', ')} (lop scenarios describes them; an event type such as result.critical works too)`);
   }
 
   let order: Schemas['Order'];
@@ -61,13 +109,22 @@ export async function trigger(api: Api, scenario: string, options: TriggerOption
     order = must(await client.POST('/api/public/partner/v1/orders', { params: { header: { 'Idempotency-Key': randomUUID() } }, body })).data;
   }
 
-  const simulated = await client.POST('/api/public/partner/v1/sandbox/orders/{orderId}/simulate', {
-    params: { path: { orderId: order.order_id } },
-    body: { scenario: scenario as SimulateBody['scenario'], ...(options.steps === undefined ? {} : { steps: options.steps }) },
-  });
-  // The order exists even when the scenario is refused: say which one, so it can be looked at.
-  if (simulated.error !== undefined && !options.order) output.err(`created order ${order.order_id} (${order.external_order_id}); the scenario did not run:`);
-  const simulation = must(simulated).data;
+  let simulation: Pick<Schemas['SimulationResult'], 'scenario' | 'steps_applied' | 'steps_completed' | 'steps_remaining' | 'event_types'> = {
+    scenario: '',
+    steps_applied: 0,
+    steps_completed: 0,
+    steps_remaining: 0,
+    event_types: [],
+  };
+  if (scenario !== null) {
+    const simulated = await client.POST('/api/public/partner/v1/sandbox/orders/{orderId}/simulate', {
+      params: { path: { orderId: order.order_id } },
+      body: { scenario: scenario as SimulateBody['scenario'], ...(steps === undefined ? {} : { steps }) },
+    });
+    // The order exists even when the scenario is refused: say which one, so it can be looked at.
+    if (simulated.error !== undefined && !options.order) output.err(`created order ${order.order_id} (${order.external_order_id}); the scenario did not run:`);
+    simulation = must(simulated).data;
+  }
   const final = must(await client.GET('/api/public/partner/v1/orders/{orderId}', { params: { path: { orderId: order.order_id } } })).data;
 
   const report: TriggerReport = {
@@ -75,7 +132,8 @@ export async function trigger(api: Api, scenario: string, options: TriggerOption
     external_order_id: final.external_order_id,
     created: !options.order,
     fixture,
-    scenario: simulation.scenario,
+    scenario,
+    event_type: eventType,
     steps_applied: simulation.steps_applied,
     steps_completed: simulation.steps_completed,
     steps_remaining: simulation.steps_remaining,
@@ -93,7 +151,10 @@ export async function trigger(api: Api, scenario: string, options: TriggerOption
   const pairs: [string, string][] = [
     ['order', `${style.bold(report.order_id)}${report.created ? style.dim(`  (created from the ${fixture} fixture)`) : ''}`],
     ['external_order_id', report.external_order_id],
-    ['scenario', `${report.scenario}: ${report.steps_applied} step${report.steps_applied === 1 ? '' : 's'} applied, ${report.steps_completed} done, ${report.steps_remaining} to go`],
+    ...(report.event_type ? ([['event type', `${report.event_type}${report.scenario ? style.dim(`  (the most direct scenario to it: ${report.scenario}, up to step ${report.steps_applied})`) : style.dim('  (creating the order emits it)')}`]] as [string, string][]) : []),
+    ...(report.scenario
+      ? ([['scenario', `${report.scenario}: ${report.steps_applied} step${report.steps_applied === 1 ? '' : 's'} applied, ${report.steps_completed} done, ${report.steps_remaining} to go`]] as [string, string][])
+      : []),
     ['final', `${style.bold(`${report.lifecycle} / ${report.lifecycle_detail}`)}, next_action ${report.next_action}`],
     ['events', `${report.events.length} emitted, in stream order:`],
   ];

@@ -409,6 +409,8 @@ export interface paths {
          * Read the event stream
          * @description Your ordered event stream (per API client and environment). Start without a cursor, then pass `next_cursor` from each response; `next_cursor` is always present so you can poll from it later. Events carry a dense, increasing `sequence`: after any gap in webhook deliveries, replay from your last cursor and re-read results from the API, which is authoritative. A cursor is bound to its stream (API client and environment; any key of them): another stream's cursor is 400 `invalid_request` with `details[].issue` `cursor_of_another_stream`, one past the end `cursor_ahead_of_stream`, an altered one `invalid_cursor`, a `seq:N` cursor from before cursors were bound `cursor_format_retired`, and one whose next events the laboratory has archived with their month `cursor_events_archived` (the error names the oldest sequence kept; docs/events.md).
          *
+         *     **Waiting for the next event** (instead of webhooks): with `wait=N` (seconds, at most 30) a read whose page would be empty is held until an event past the cursor commits, then answered at once with it, or answered empty (with `next_cursor`) after N seconds. A page with events, and any error, is answered at once. Set your HTTP client's timeout above the wait (e.g. 40 s). Held reads are capped per API client and environment, and per server: past a cap a read that would wait is answered 429 `rate_limited` with `details[0].issue` `too_many_waiting_reads` and `Retry-After` (docs/events.md § Waiting for the next event).
+         *
          *     Required scope: `events:read`.
          */
         get: operations["events-list"];
@@ -491,7 +493,7 @@ export interface paths {
         };
         /**
          * Read the sandbox request log
-         * @description Every partner REST request your API client made with a sandbox key in the last 7 days (curl, `lop`, your integration, and the sandbox console's actions, which stand for REST routes): time, method, route template, status, error code, request_id, duration and key prefix. Without `after`, the latest entries; with it, the entries logged after it (oldest first), so `lop logs tail` polls from `next_cursor`. Entries are written in batches a second or so after the response. Production keys get 403 `forbidden` (`details[].issue` `production_key`): production requests are never logged. Reads of this route are not logged themselves. A cursor is bound to its API client and environment; another's is 400 `invalid_request` with `details[].issue` `invalid_cursor`.
+         * @description Every partner REST request your API client made with a sandbox key in the last 7 days (curl, `lop`, your integration, and the sandbox console's actions, which stand for REST routes): time, method, route template, status, error code, request_id, duration, key prefix and source. Without `after`, the latest entries that match the filters; with it, the entries logged after it (oldest first), so `lop logs tail` polls from `next_cursor`. The filters combine (an entry must match each given): `status_class`, `route`, `request_id`, `since` and `until`, `method`, `source`, `key_prefix`, and `q`, text in the stored bodies. Bodies are stored through an allow-list, so `q` finds only what it keeps (the service's ids, enums, numbers, timestamps, field names, error codes): your own text, stored as its type and size, never matches (docs/request-log.md). A read with any filter examines at most 2000 logged requests: without `after`, the matches among the latest ones (narrow with `until` to reach further back); with `after`, among the next ones, and a page that did not fill answers `has_more: true` with a `next_cursor` past them all: keep reading. Entries are written in batches a second or so after the response. Production keys get 403 `forbidden` (`details[].issue` `production_key`): production requests are never logged. Reads of this route are not logged themselves. A cursor is bound to its API client and environment; another's is 400 `invalid_request` with `details[].issue` `invalid_cursor`; an `until` not later than `since` is 400 `invalid_request` with `details[].issue` `out_of_range`.
          *
          *     Required scope: `events:read`.
          */
@@ -1074,7 +1076,7 @@ export interface components {
             results: components["schemas"]["ResultVersion"][];
         };
         /**
-         * @description `not_yet_released`: no version of the result has been released yet. `update_not_yet_released`: a newer version exists but is not released; the released versions below stay authoritative until it is.
+         * @description Why a result is pending.
          * @enum {string}
          */
         ResultPendingReason: "not_yet_released" | "update_not_yet_released";
@@ -1388,7 +1390,7 @@ export interface components {
             unavailable_reason: string | null;
         };
         /**
-         * @description `minimal`: only the fields every order needs. `provider`: an ordering provider is required. `patient`: patient fields are required. `aoe`: ask-at-order-entry questions must be answered.
+         * @description Which requirements an order fixture is built to meet.
          * @enum {string}
          */
         FixtureContract: "minimal" | "provider" | "patient" | "aoe";
@@ -1482,12 +1484,13 @@ export interface components {
             duration_ms: number;
             /** @description The display prefix of the key used: `lop_test_` and the next four characters, never the key. */
             key_prefix: string;
-            /**
-             * @description `rest` for a REST request (curl, lop, your integration); `console` for the sandbox console's action that stands for this REST route.
-             * @enum {string}
-             */
-            source: "rest" | "console";
+            source: components["schemas"]["RequestLogSource"];
         };
+        /**
+         * @description Where a logged sandbox request came from, to filter the request log by.
+         * @enum {string}
+         */
+        RequestLogSource: "rest" | "lop" | "console";
         /** @description The one error envelope every failure uses. */
         ErrorEnvelope: {
             error: {
@@ -3367,6 +3370,7 @@ export interface operations {
             query?: {
                 cursor?: string;
                 limit?: number;
+                wait?: number;
             };
             header?: never;
             path?: never;
@@ -3418,6 +3422,17 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `rate_limited`: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3751,6 +3766,12 @@ export interface operations {
                 status_class?: components["schemas"]["StatusClass"];
                 route?: string;
                 request_id?: string;
+                since?: string;
+                until?: string;
+                method?: string;
+                source?: string;
+                key_prefix?: string;
+                q?: string;
                 limit?: number;
             };
             header?: never;

@@ -1,9 +1,9 @@
 /**
  * The CLI's end-to-end tests drive `lop` as a partner would: the partner API as its own process
- * (an esbuild bundle with npm packages external, as production runs it: tools/build/run-bundled.mjs)
- * on this run's fresh database, the demo tenant seeded through the control plane, the CLI as a child process, and a
- * local webhook handler on 127.0.0.1. Nothing of the API is imported: the CLI project may depend
- * on the domain, db and testing libraries only (module boundaries), and that is all the seeding needs.
+ * (@lop/testing's spawnApiProcess: the bundle production runs) on this run's fresh database, the
+ * demo tenant seeded through the control plane, the CLI as a child process, and a local webhook
+ * handler on 127.0.0.1. Nothing of the API is imported: the CLI project may depend on the domain,
+ * db and testing libraries only (module boundaries), and that is all the seeding and spawning need.
  *
  * The CLI runs as the bundle `npm pack` ships (scripts/bundle.mjs, built once per file from the
  * current sources): it starts in a fraction of the time tsx needs. `via: 'bin'` runs it through
@@ -17,9 +17,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PARTNER_BASE_PATH } from '@lop/contract';
 import { connectDatabase, freePort, type DatabaseConnection } from '@lop/db';
-import { PARTNER_BASE_PATH, type DemoSeedResult } from '@lop/domain';
-import { fixtures, testDatabaseUrl } from '@lop/testing';
+import { type DemoSeedResult } from '@lop/domain';
+import { fixtures, spawnApiProcess, testDatabaseUrl, type SpawnedApi } from '@lop/testing';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const LOP_BIN = fileURLToPath(new URL('../../bin/lop.js', import.meta.url));
@@ -35,6 +36,10 @@ export interface TestService {
   lopBundle: string;
   /** A GET below the base path, with the demo sandbox key unless another is given: the raw text and the parsed body. */
   get(path: string, key?: string): Promise<{ status: number; text: string; body: any }>;
+  /** Stops the API process (SIGTERM, as a deploy does), leaving the database as it is. */
+  stop(): Promise<void>;
+  /** Starts the API process again on the same port and database; resolves once it is ready. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,38 +48,17 @@ export async function startService(): Promise<TestService> {
   const bundleDir = mkdtempSync(join(tmpdir(), 'lop-cli-test-'));
   const lopBundle = join(bundleDir, 'lop.mjs');
   execFileSync(process.execPath, [BUNDLE_SCRIPT, lopBundle], { stdio: 'ignore' });
+  // The same port and key across restarts: `lop` reconnects to the address it was given, and what
+  // one process encrypted, the next reads.
   const port = await freePort();
-  const child = spawn(process.execPath, ['tools/build/run-bundled.mjs', 'apps/partner-api/src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      PARTNER_METRICS_PORT: '0',
-      PARTNER_DB_POOL_SIZE: '4',
-      PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
+  const env = { PARTNER_DB_POOL_SIZE: '4', PARTNER_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const origin = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the API process exited early: ${stderr}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the API process was not ready in time: ${stderr}`);
-    }
-    const ready = await fetch(`${origin}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let api: SpawnedApi;
+  const startApi = async () => {
+    api = await spawnApiProcess(databaseUrl, { port, env });
+  };
+  const stopApi = () => api.kill('SIGTERM');
+  await startApi();
 
   // The run database is migrated (the test global setup); now the tenant.
   const connection: DatabaseConnection = connectDatabase(databaseUrl, { max: 2, applicationName: 'partner-cli-test-fixtures' });
@@ -94,12 +78,11 @@ export async function startService(): Promise<TestService> {
       const text = await response.text();
       return { status: response.status, text, body: JSON.parse(text) };
     },
+    stop: stopApi,
+    start: startApi,
     async close() {
       rmSync(bundleDir, { recursive: true, force: true });
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      await stopApi();
     },
   };
 }
@@ -152,6 +135,10 @@ export interface RunningLop {
   line(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Ctrl-C, then the process's end. */
   interrupt(): Promise<LopResult>;
+  /** Another signal (SIGTERM, SIGHUP), then the process's end. */
+  signal(name: NodeJS.Signals): Promise<LopResult>;
+  /** Resolves with the first stderr line the predicate accepts. */
+  errLine(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   exited: Promise<LopResult>;
 }
 
@@ -160,46 +147,59 @@ export function startLop(service: TestService, args: string[], env: Record<strin
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of waiters) wake();
+  };
   child.stdout!.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-    for (const wake of waiters) wake();
+    wakeAll();
   });
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    wakeAll();
+  });
   const exited = new Promise<LopResult>((resolve) =>
     child.once('close', (code) => {
-      for (const wake of waiters) wake();
+      wakeAll();
       resolve({ code, stdout, stderr });
     }),
   );
+  const waitFor = (text: () => string, predicate: (line: string) => boolean, timeoutMs: number) =>
+    new Promise<string>((resolve, reject) => {
+      const look = () => {
+        const found = text()
+          .split('\n')
+          .find((l) => l && predicate(l));
+        if (found !== undefined) {
+          waiters.delete(look);
+          clearTimeout(timer);
+          resolve(found);
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          waiters.delete(look);
+          clearTimeout(timer);
+          reject(new Error(`lop exited (${child.exitCode}) before the expected line:\n${stdout}\n${stderr}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(look);
+        reject(new Error(`no expected line within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+      }, timeoutMs);
+      waiters.add(look);
+      look();
+    });
   return {
     child,
     stdout: () => stdout,
     stderr: () => stderr,
     exited,
-    line(predicate, timeoutMs = 20_000) {
-      return new Promise((resolve, reject) => {
-        const look = () => {
-          const found = stdout.split('\n').find((l) => l && predicate(l));
-          if (found !== undefined) {
-            waiters.delete(look);
-            clearTimeout(timer);
-            resolve(found);
-          } else if (child.exitCode !== null || child.signalCode !== null) {
-            waiters.delete(look);
-            clearTimeout(timer);
-            reject(new Error(`lop exited (${child.exitCode}) before the expected line:\n${stdout}\n${stderr}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(look);
-          reject(new Error(`no expected line within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
-        }, timeoutMs);
-        waiters.add(look);
-        look();
-      });
-    },
+    line: (predicate, timeoutMs = 20_000) => waitFor(() => stdout, predicate, timeoutMs),
+    errLine: (predicate, timeoutMs = 20_000) => waitFor(() => stderr, predicate, timeoutMs),
     async interrupt() {
       child.kill('SIGINT');
+      return exited;
+    },
+    async signal(name) {
+      child.kill(name);
       return exited;
     },
   };

@@ -100,7 +100,7 @@ export function BeforeOrdering() {
             ) : catalog.isError ? (
               <ErrorNotice error={catalog.error} onRetry={() => catalog.refetch()} />
             ) : (
-              <div className="table-wrap">
+              <div className="table-wrap" tabIndex={0} role="region" aria-label="Catalog">
                 <table className="compact">
                   <thead>
                     <tr>

@@ -35,7 +35,7 @@ export function ConsoleShell({ session, onSignOut }: { session: Session; onSignO
 
   // After navigating, move focus to the new screen so keyboard and screen-reader users land on it.
   const current =
-    route.page === 'order' ? `order:${route.orderId}` : route.page === 'webhook' ? `webhook:${route.subscriptionId}` : route.page === 'log' ? `log:${route.requestId}` : route.page;
+    route.page === 'order' ? `order:${route.orderId}` : route.page === 'webhook' ? `webhook:${route.subscriptionId}:${route.deliveryId ?? ''}` : route.page === 'log' ? `log:${route.requestId}` : route.page;
   const first = useRef(true);
   useEffect(() => {
     if (first.current) {
@@ -115,7 +115,7 @@ function Screen({ route }: { route: Route }) {
     case 'webhooks':
       return <WebhooksPage />;
     case 'webhook':
-      return <WebhookEndpointPage subscriptionId={route.subscriptionId} />;
+      return <WebhookEndpointPage key={route.subscriptionId} subscriptionId={route.subscriptionId} deliveryId={route.deliveryId} />;
     case 'logs':
       return <LogsPage />;
     case 'log':

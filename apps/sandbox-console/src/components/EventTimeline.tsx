@@ -169,6 +169,7 @@ function DeliverySummary({ deliveries, undelivered, subscribed }: { deliveries: 
       {deliveries.map((d) => (
         <Badge key={d.delivery_id} tone={deliveryStatus(d).tone}>
           webhook {d.state.replace('_', ' ')}
+          {d.recovered_at !== null ? ' · recovered' : ''}
           {d.last_status_code !== null ? ` · ${d.last_status_code}` : ''}
           {d.attempts_made > 1 ? ` · ${d.attempts_made} attempts` : ''}
         </Badge>
@@ -194,7 +195,18 @@ function DeliveryDetails({ deliveries, undelivered, subscriptions }: { deliverie
                 <code>{subscription?.url ?? d.subscription_id}</code>
               </a>
               {d.kind === 'replay' && <span className="muted"> (replay)</span>}
-              {d.state === 'dead_lettered' && <strong className="danger"> Dead letter: {deadLetterReason(d.failure_reason)}</strong>}
+              {d.state === 'dead_lettered' && d.recovered_at === null && <strong className="danger"> Dead letter: {deadLetterReason(d.failure_reason)}</strong>}
+              {d.state === 'dead_lettered' && d.recovered_at !== null && (
+                <span className="muted">
+                  {' '}
+                  Dead letter ({deadLetterReason(d.failure_reason)}), recovered
+                  {d.recovered_by && (
+                    <>
+                      : replayed as <a href={href.webhookDelivery(d.subscription_id, d.recovered_by)}>delivery {d.recovered_by.slice(0, 8)}</a>
+                    </>
+                  )}
+                </span>
+              )}
               {d.state === 'pending' && d.failure_reason === 'no_active_key' && <strong className="warn-text"> Held: {HELD_TEXT}</strong>}
               {d.state === 'cancelled' && <span className="muted"> · cancelled: {cancelReason(d.failure_reason)}</span>}
               {d.state === 'pending' && d.next_attempt_at && <span className="muted"> · next attempt {formatTime(d.next_attempt_at)}</span>}
@@ -202,7 +214,7 @@ function DeliveryDetails({ deliveries, undelivered, subscriptions }: { deliverie
             {d.attempts.length === 0 ? (
               <p className="muted small">No attempt yet.</p>
             ) : (
-              <div className="table-wrap">
+              <div className="table-wrap" tabIndex={0} role="region" aria-label={`Attempts of the delivery to ${subscription?.url ?? d.subscription_id}`}>
                 <table className="compact">
                   <thead>
                     <tr>

@@ -19,7 +19,7 @@ export function ExceptionsPanel({ orderId }: { orderId: string }) {
           <strong>Action required.</strong> An open exception is owned by you (the partner).
         </p>
       )}
-      <div className="table-wrap">
+      <div className="table-wrap" tabIndex={0} role="region" aria-label="Exceptions">
         <table>
           <caption className="visually-hidden">Exceptions of this order, newest first</caption>
           <thead>

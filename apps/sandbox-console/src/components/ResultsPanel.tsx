@@ -119,7 +119,7 @@ function VersionCard({ orderId, version, previous, current, supersededBy }: { or
       {observations.length === 0 ? (
         <Empty>No observations in this version.</Empty>
       ) : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label={`Observations of v${version.version}`}>
           <table className="observations">
             <caption className="visually-hidden">Observations of version {version.version}, exactly as supplied</caption>
             <thead>

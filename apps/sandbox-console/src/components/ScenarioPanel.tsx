@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useRef, useState } from 'react';
+import { LIFECYCLE_DETAILS } from '@lop/contract';
 import { useCapability } from '../capabilities';
 import { humanize } from '../format';
 import { inputIs, useLatestCall } from '../inspector/call-log';
@@ -20,6 +21,28 @@ function signature(data: OrderScenarios | undefined): string | null {
 function preferred(scenarios: Scenario[]): Scenario | undefined {
   const inProgress = scenarios.filter((s) => s.available && s.status === 'in_progress').sort((a, b) => (b.last_applied_at ?? '').localeCompare(a.last_applied_at ?? ''));
   return inProgress[0] ?? scenarios.find((s) => s.available) ?? [...scenarios].filter((s) => s.status !== 'not_started').sort((a, b) => (b.last_applied_at ?? '').localeCompare(a.last_applied_at ?? ''))[0];
+}
+
+/**
+ * Why no scenario is offered on an order none has run on: every scenario starts from a newly created
+ * order, so an order moved on by other means (cancelled, or by the laboratory) has none to run.
+ */
+export function noScenarioReason(detail: string): string {
+  const lifecycle = (LIFECYCLE_DETAILS as Record<string, { lifecycle: string } | undefined>)[detail]?.lifecycle;
+  const final = lifecycle === 'cancelled' || lifecycle === 'completed' || lifecycle === 'failed';
+  return (
+    (final ? `This order is ${humanize(detail)}, a final state: no scenario can move it any further.` : `No scenario can run from this order's state, ${humanize(detail)}.`) +
+    ' Every scenario starts from a newly created order (received): create one from a fixture to run a scenario.'
+  );
+}
+
+/** Whether any scenario's next step can run on the order now (the order page's hints follow it). */
+export function useScenarioOffered(orderId: string): boolean | undefined {
+  const trpc = useTRPC();
+  const canRead = useCapability('console.orderScenarios');
+  // The same query (and cache entry) as the panel: it costs no extra request.
+  const progress = useQuery({ ...trpc.console.orderScenarios.queryOptions({ orderId }), enabled: canRead.allowed && canRead.known });
+  return progress.data?.data.scenarios.some((s) => s.available);
 }
 
 /**
@@ -87,7 +110,7 @@ export function ScenarioPanel({ orderId }: { orderId: string }) {
   if (!canRead.allowed) return <p className="note note-warn reason">{canRead.reason}</p>;
   if (progress.isPending) return <Loading label="Reading where this order stands in each scenario…" />;
   if (progress.isError) return <ErrorNotice error={progress.error} onRetry={() => progress.refetch()} />;
-  if (!scenario) return <p className="muted">No scenario is defined.</p>;
+  if (!scenario) return <p className="note">{noScenarioReason(progress.data.data.lifecycle_detail)}</p>;
 
   const blocked = simulate.isPending || !scenario.available || !can.allowed;
   const run = (steps?: number) => {

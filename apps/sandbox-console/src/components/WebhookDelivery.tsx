@@ -46,8 +46,13 @@ function attemptOutcome(a: Attempt): string {
   return `${a.error_class ?? 'no answer'} · ${a.outcome.replace(/_/g, ' ')}`;
 }
 
-/** One attempt as it happened: the request sent (signature header included), and the first 2 KB of the answer. */
-export function AttemptDetail({ attempt }: { attempt: Attempt }) {
+/**
+ * One attempt as it happened: the request sent (signature header included), and the first 2 KB of
+ * the answer. `nextAttemptAt` is the delivery's, given only for its latest attempt while it waits
+ * for a retry: an attempt row keeps the retry time it planned, which "retry now", a dead letter or
+ * a cancel make stale (docs/webhooks.md).
+ */
+export function AttemptDetail({ attempt, nextAttemptAt }: { attempt: Attempt; nextAttemptAt: string | null }) {
   const [open, setOpen] = useState(false);
   const id = useId();
   const headers = attempt.request ? Object.entries(attempt.request.headers).map(([n, v]) => `${n}: ${v}`) : [];
@@ -67,15 +72,15 @@ export function AttemptDetail({ attempt }: { attempt: Attempt }) {
           </time>
           <span className="visually-hidden">{open ? 'Hide' : 'Show'} the request and response</span>
         </button>
-        {attempt.next_attempt_at && (
+        {nextAttemptAt && (
           <span className="small warn-text">
-            next attempt {formatTime(attempt.next_attempt_at)} ({relativeTime(attempt.next_attempt_at)})
+            next attempt {formatTime(nextAttemptAt)} ({relativeTime(nextAttemptAt)})
           </span>
         )}
       </div>
       {open && (
         <div id={id} className="attempt-detail">
-          <h4 className="h-small">Request</h4>
+          <h3 className="h-small">Request</h3>
           {attempt.request ? (
             <>
               <pre className="http" tabIndex={0} aria-label={`Request of attempt ${attempt.attempt}`}>
@@ -87,7 +92,7 @@ export function AttemptDetail({ attempt }: { attempt: Attempt }) {
           ) : (
             <p className="muted small">No request was sent: the destination was refused before connecting ({attempt.error_class ?? 'blocked'}).</p>
           )}
-          <h4 className="h-small">Response</h4>
+          <h3 className="h-small">Response</h3>
           {attempt.response ? (
             <>
               <p className="small">

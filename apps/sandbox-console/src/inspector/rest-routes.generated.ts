@@ -42,6 +42,8 @@ export const GENERATED_CONSOLE_PROCEDURE_SCOPES = {
   'console.webhooks.disable': 'events:read',
   'console.webhooks.sendTest': 'events:read',
   'console.webhooks.deliveries': 'events:read',
+  'console.webhooks.health': 'events:read',
+  'console.webhooks.bucketAttempts': 'events:read',
   'console.webhooks.resend': 'events:read',
   'console.webhooks.retryNow': 'events:read',
   'console.webhooks.recover': 'events:read',

@@ -49,7 +49,10 @@ export function EventsPage() {
         </span>
       </div>
       <Inspector label="Event stream request" call={lastRead} />
-      <article className="card">
+      <article className="card" aria-labelledby="event-stream-title">
+        <h2 id="event-stream-title" className="visually-hidden">
+          Event stream
+        </h2>
         {stream.blocked ? (
           <p className="note note-warn reason">{stream.blocked}</p>
         ) : stream.loading ? (

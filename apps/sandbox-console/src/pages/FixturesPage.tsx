@@ -86,7 +86,7 @@ function FixtureCard({ fixture, programName }: { fixture: Fixture; programName: 
     },
     onSuccess: ({ order, idempotencyKey: key }) => {
       void queryClient.invalidateQueries(trpc.console.orders.pathFilter());
-      setFlash(order.order_id, `Order ${order.external_order_id} created from the ${fixture.contract} fixture (Idempotency-Key ${key}). Run a scenario to move it along.`);
+      setFlash(order.order_id, `Order ${order.external_order_id} created from the ${fixture.contract} fixture (Idempotency-Key ${key}).`);
       navigate(href.order(order.order_id));
     },
     onSettled: () => {

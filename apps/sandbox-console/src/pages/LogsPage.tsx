@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { REQUEST_LOG_QUERY_MAX, REQUEST_LOG_SOURCES, SANDBOX_KEY_PREFIX_PATTERN, type RequestLogSource } from '@lop/contract';
 import { useCapability } from '../capabilities';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
@@ -12,45 +13,83 @@ import { useTRPC } from '../trpc';
 
 const STATUS_CLASSES = ['2xx', '4xx', '5xx'] as const;
 type StatusClass = (typeof STATUS_CLASSES)[number];
-/** The routes a request can be logged under: every partner route but the log's own (its reads are not logged). */
-const ROUTES = [...new Set(Object.entries(REST_ROUTES).filter(([procedure]) => procedure !== 'sandbox.requestLog').map(([, r]) => `${r.method} ${r.path}`))].sort(
-  (a, b) => a.split(' ')[1].localeCompare(b.split(' ')[1]) || a.localeCompare(b),
-);
+/** The partner routes a request can be logged under: every one but the log's own (its reads are not logged). */
+const LOGGED_ROUTES = Object.entries(REST_ROUTES)
+  .filter(([procedure]) => procedure !== 'sandbox.requestLog')
+  .map(([, r]) => r);
+const ROUTES = [...new Set(LOGGED_ROUTES.map((r) => r.path))].sort();
+const METHODS = [...new Set(LOGGED_ROUTES.map((r) => r.method))].sort();
+const SOURCE_LABELS: Record<RequestLogSource, string> = { rest: 'REST', lop: 'lop', console: 'This console' };
 const POLL_MS = 2_000;
 
 const statusTone = (status: number) => (status >= 500 ? 'bad' : status >= 400 ? 'warn' : 'good');
 
+/** A datetime-local value (the reader's own clock) as the API's ISO 8601 instant; undefined when empty or unreadable. */
+function instantOf(local: string): string | undefined {
+  if (!local) return undefined;
+  const at = new Date(local);
+  return Number.isNaN(at.getTime()) ? undefined : at.toISOString();
+}
+
 /**
  * The sandbox request log (docs/request-log.md): every partner REST request of this API client's
- * sandbox keys for 7 days, newest first, read through GET /v1/sandbox/request-log like `lop logs tail`.
+ * sandbox keys for 7 days, newest first, read through GET /v1/sandbox/request-log like `lop logs
+ * tail`, with the same filters.
  */
 export function LogsPage() {
   const trpc = useTRPC();
   const can = useCapability('sandbox.requestLog');
   const [statusClass, setStatusClass] = useState<StatusClass | ''>('');
+  const [method, setMethod] = useState('');
   const [route, setRoute] = useState('');
+  const [sources, setSources] = useState<readonly RequestLogSource[]>(REQUEST_LOG_SOURCES);
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [keyPrefix, setKeyPrefix] = useState('');
+  const [text, setText] = useState('');
   const [requestId, setRequestId] = useState('');
   const term = useSettled(requestId.trim(), 250);
-  const statusId = useId();
-  const routeId = useId();
-  const requestIdId = useId();
-  const template = route ? route.slice(route.indexOf(' ') + 1) : undefined;
+  const q = useSettled(text.trim(), 250);
+  const ids = { status: useId(), method: useId(), route: useId(), from: useId(), to: useId(), key: useId(), keyHint: useId(), text: useId(), textHint: useId(), requestId: useId(), range: useId() };
+  const since = instantOf(from);
+  const until = instantOf(to);
+  const prefix = keyPrefix.trim();
+  // A filter is sent only once it can be: a whole key prefix, a range that ends after it starts, at least one source.
+  const prefixIncomplete = prefix !== '' && !SANDBOX_KEY_PREFIX_PATTERN.test(prefix);
+  const rangeBackwards = since !== undefined && until !== undefined && since >= until;
+  const noSource = sources.length === 0;
   const log = useQuery({
     ...trpc.sandbox.requestLog.queryOptions({
       limit: 100,
       ...(statusClass ? { status_class: statusClass } : {}),
-      ...(template ? { route: template } : {}),
+      ...(method ? { method } : {}),
+      ...(route ? { route } : {}),
+      ...(sources.length < REQUEST_LOG_SOURCES.length && !noSource ? { source: sources.join(',') } : {}),
+      ...(since ? { since } : {}),
+      ...(until && !rangeBackwards ? { until } : {}),
+      ...(prefix && !prefixIncomplete ? { key_prefix: prefix } : {}),
+      ...(q ? { q } : {}),
       ...(term ? { request_id: term } : {}),
     }),
-    enabled: can.allowed && can.known,
+    enabled: can.allowed && can.known && !noSource && !rangeBackwards,
     placeholderData: (previous) => previous,
     refetchInterval: POLL_MS,
   });
-  // A route template is shared by methods only for distinct paths today; the method narrows the view.
-  const method = route ? route.slice(0, route.indexOf(' ')) : undefined;
-  const rows = [...(log.data?.data.entries ?? [])].filter((e) => !method || e.method === method).reverse();
-  const filtered = Boolean(statusClass || route || term);
+  const rows = [...(log.data?.data.entries ?? [])].reverse();
+  const filtered = Boolean(statusClass || method || route || sources.length < REQUEST_LOG_SOURCES.length || since || until || prefix || q || term);
   const lastRead = useLatestCall('sandbox.requestLog');
+  const toggleSource = (source: RequestLogSource, on: boolean) => setSources(REQUEST_LOG_SOURCES.filter((s) => (s === source ? on : sources.includes(s))));
+  const clear = () => {
+    setStatusClass('');
+    setMethod('');
+    setRoute('');
+    setSources(REQUEST_LOG_SOURCES);
+    setFrom('');
+    setTo('');
+    setKeyPrefix('');
+    setText('');
+    setRequestId('');
+  };
 
   return (
     <section className="stack-lg">
@@ -62,10 +101,10 @@ export function LogsPage() {
           <code> lop logs tail</code> follows the same log in a terminal.
         </p>
       </header>
-      <div className="toolbar" role="search" aria-label="Filter requests">
+      <div className="toolbar log-filters" role="search" aria-label="Filter requests">
         <div className="field-inline">
-          <label htmlFor={statusId}>Status</label>
-          <select id={statusId} value={statusClass} onChange={(e) => setStatusClass(e.target.value as StatusClass | '')} disabled={!can.allowed}>
+          <label htmlFor={ids.status}>Status</label>
+          <select id={ids.status} value={statusClass} onChange={(e) => setStatusClass(e.target.value as StatusClass | '')} disabled={!can.allowed}>
             <option value="">Any</option>
             {STATUS_CLASSES.map((c) => (
               <option key={c} value={c}>
@@ -75,8 +114,19 @@ export function LogsPage() {
           </select>
         </div>
         <div className="field-inline">
-          <label htmlFor={routeId}>Route</label>
-          <select id={routeId} value={route} onChange={(e) => setRoute(e.target.value)} disabled={!can.allowed}>
+          <label htmlFor={ids.method}>Method</label>
+          <select id={ids.method} value={method} onChange={(e) => setMethod(e.target.value)} disabled={!can.allowed}>
+            <option value="">Any</option>
+            {METHODS.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field-inline">
+          <label htmlFor={ids.route}>Route</label>
+          <select id={ids.route} value={route} onChange={(e) => setRoute(e.target.value)} disabled={!can.allowed}>
             <option value="">Any</option>
             {ROUTES.map((r) => (
               <option key={r} value={r}>
@@ -85,15 +135,84 @@ export function LogsPage() {
             ))}
           </select>
         </div>
+        <fieldset className="log-sources" disabled={!can.allowed}>
+          <legend>Source</legend>
+          {REQUEST_LOG_SOURCES.map((source) => (
+            <label key={source} className="checkbox">
+              <input type="checkbox" checked={sources.includes(source)} onChange={(e) => toggleSource(source, e.target.checked)} /> {SOURCE_LABELS[source]}
+            </label>
+          ))}
+        </fieldset>
         <div className="field-inline">
-          <label htmlFor={requestIdId}>request_id</label>
-          <input id={requestIdId} type="search" className="search" value={requestId} placeholder="req_…" onChange={(e) => setRequestId(e.target.value)} disabled={!can.allowed} />
+          <label htmlFor={ids.from}>From</label>
+          <input id={ids.from} type="datetime-local" className="since" value={from} onChange={(e) => setFrom(e.target.value)} disabled={!can.allowed} />
         </div>
+        <div className="field-inline">
+          <label htmlFor={ids.to}>To</label>
+          <input
+            id={ids.to}
+            type="datetime-local"
+            className="since"
+            value={to}
+            onChange={(e) => setTo(e.target.value)}
+            disabled={!can.allowed}
+            aria-invalid={rangeBackwards || undefined}
+            aria-describedby={rangeBackwards ? ids.range : undefined}
+          />
+        </div>
+        <div className="field-inline">
+          <label htmlFor={ids.key}>Key prefix</label>
+          <input
+            id={ids.key}
+            type="search"
+            className="search key-prefix"
+            value={keyPrefix}
+            placeholder="lop_test_…"
+            maxLength={13}
+            spellCheck={false}
+            autoComplete="off"
+            onChange={(e) => setKeyPrefix(e.target.value)}
+            disabled={!can.allowed}
+            aria-invalid={prefixIncomplete || undefined}
+            aria-describedby={ids.keyHint}
+          />
+        </div>
+        <div className="field-inline">
+          <label htmlFor={ids.text}>Text in bodies</label>
+          <input id={ids.text} type="search" className="search" value={text} maxLength={REQUEST_LOG_QUERY_MAX} placeholder="order_id, error code…" onChange={(e) => setText(e.target.value)} disabled={!can.allowed} aria-describedby={ids.textHint} />
+        </div>
+        <div className="field-inline">
+          <label htmlFor={ids.requestId}>request_id</label>
+          <input id={ids.requestId} type="search" className="search" value={requestId} placeholder="req_…" onChange={(e) => setRequestId(e.target.value)} disabled={!can.allowed} />
+        </div>
+        {filtered && (
+          <button type="button" className="button secondary" onClick={clear}>
+            Clear filters
+          </button>
+        )}
       </div>
+      <p id={ids.keyHint} className={prefixIncomplete ? 'note note-warn' : 'muted small'}>
+        {prefixIncomplete
+          ? 'A key prefix is lop_test_ and the next four characters of the key, e.g. lop_test_AbCd: the filter applies once it is whole.'
+          : 'Key prefix: lop_test_ and the next four characters of the key, as the Key column shows it.'}
+      </p>
+      <p id={ids.textHint} className="muted small">
+        Text in bodies finds only what the log keeps of a body — the service’s ids, enums, numbers, timestamps, field names and error codes — ignoring case. Your own text
+        is stored as its type and size, so it is never found.
+      </p>
+      {rangeBackwards && (
+        <p id={ids.range} className="note note-warn" role="alert">
+          “To” must be later than “From”.
+        </p>
+      )}
       <Inspector label="Request log read" call={lastRead} />
       <article className="card">
         {!can.allowed ? (
           <p className="note note-warn reason">{can.reason}</p>
+        ) : noSource ? (
+          <Empty>Choose at least one source.</Empty>
+        ) : rangeBackwards ? (
+          <Empty>No request can be logged in this time range.</Empty>
         ) : log.isPending ? (
           <Loading label="Reading the request log…" />
         ) : log.isError && !log.data ? (
@@ -101,7 +220,7 @@ export function LogsPage() {
         ) : rows.length === 0 ? (
           <Empty>{filtered ? 'No logged request matches these filters.' : 'No requests yet. Call the API with a sandbox key (or act in this console): each request appears here.'}</Empty>
         ) : (
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Logged requests">
             <table>
               <caption className="visually-hidden">Logged sandbox requests, newest first</caption>
               <thead>
@@ -123,6 +242,7 @@ export function LogsPage() {
                         {e.method} {e.route}
                       </code>
                       {e.source === 'console' && <div className="muted small">from this console</div>}
+                      {e.source === 'lop' && <div className="muted small">from lop</div>}
                     </td>
                     <td>
                       <Badge tone={statusTone(e.status)}>{e.status}</Badge> {e.error_code && <code>{e.error_code}</code>}
@@ -177,7 +297,7 @@ export function LogEntryPage({ requestId }: { requestId: string }) {
                   <code>
                     {e.method} {e.route}
                   </code>{' '}
-                  {e.source === 'console' ? '(this console’s action for this route)' : '(REST)'}
+                  {e.source === 'console' ? '(this console’s action for this route)' : e.source === 'lop' ? '(REST, from lop)' : '(REST)'}
                 </dd>
                 <dt>Status</dt>
                 <dd>

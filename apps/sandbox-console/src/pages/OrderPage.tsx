@@ -4,7 +4,7 @@ import { EventTimeline } from '../components/EventTimeline';
 import { ExceptionsPanel } from '../components/ExceptionsPanel';
 import { NextAction, OrderState } from '../components/OrderState';
 import { criticalObservations, observationLine, ResultsPanel } from '../components/ResultsPanel';
-import { ScenarioPanel } from '../components/ScenarioPanel';
+import { ScenarioPanel, useScenarioOffered } from '../components/ScenarioPanel';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { useEventStream } from '../event-stream';
 import { takeFlash } from '../flash';
@@ -29,6 +29,8 @@ export function OrderPage({ orderId }: { orderId: string }) {
   // The same query (and cache entry) as the results panel: the banner costs no extra request.
   const results = useQuery({ ...trpc.results.list.queryOptions({ orderId }), enabled: canResults.allowed && canResults.known });
   const critical = criticalObservations(results.data?.data);
+  // Only an order a scenario can still move is invited to run one (a cancelled order is final).
+  const scenarioOffered = useScenarioOffered(orderId);
   const createCall = useLatestCall('orders.create', (call) => (call.response as { data?: { order_id?: string } } | undefined)?.data?.order_id === orderId);
 
   if (order.isPending) return <Loading label="Reading the order…" />;
@@ -79,6 +81,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
       {flash && (
         <p className="note note-good focus-target" role="status" tabIndex={-1} ref={reveal}>
           {flash}
+          {scenarioOffered && ' Run a scenario to move it along.'}
         </p>
       )}
       {createCall && <Inspector label="The request that created this order" call={createCall} />}
@@ -95,7 +98,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
 
       <div className="order-layout">
         <article className="card" aria-labelledby="scenario-title">
-          <h2 id="scenario-title">Run a scenario</h2>
+          <h2 id="scenario-title">{scenarioOffered === false ? 'Scenarios' : 'Run a scenario'}</h2>
           <ScenarioPanel orderId={orderId} />
         </article>
         <aside className="card order-events" aria-labelledby="order-events-title">
@@ -190,7 +193,7 @@ export function OrderPage({ orderId }: { orderId: string }) {
         {o.specimens.length === 0 ? (
           <p className="muted">No specimen collected yet.</p>
         ) : (
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Specimens">
             <table className="compact">
               <thead>
                 <tr>

@@ -69,7 +69,7 @@ export function OrdersPage() {
           )
         ) : (
           <>
-            <div className="table-wrap">
+            <div className="table-wrap" tabIndex={0} role="region" aria-label="Orders">
               <table>
                 <caption className="visually-hidden">Sandbox orders</caption>
                 <thead>

@@ -146,7 +146,7 @@ export function OverviewPage() {
         ) : programs.data.data.length === 0 ? (
           <Empty>No program is granted to this API client in the sandbox. An operator grants them with <code>npm run admin -- programs grant</code>.</Empty>
         ) : (
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Granted programs">
             <table>
               <thead>
                 <tr>

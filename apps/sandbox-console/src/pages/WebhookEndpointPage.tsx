@@ -2,10 +2,11 @@ import { EVENT_TYPES, type EventType } from '@lop/contract';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useId, useState } from 'react';
 import { useCapability } from '../capabilities';
+import { EndpointHealth } from '../components/EndpointHealth';
 import { Inspector } from '../components/Inspector';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
 import { AttemptDetail, cancelReason, DeliveryStatusBadge, HELD_TEXT, type WebhookDelivery } from '../components/WebhookDelivery';
-import { formatTime, relativeTime } from '../format';
+import { countOf, formatTime, relativeTime } from '../format';
 import { useLatestCall } from '../inspector/call-log';
 import { href } from '../routing';
 import { describeError, isFinal, useTRPC } from '../trpc';
@@ -25,7 +26,8 @@ function localInput(ms: number): string {
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 }
 
-export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string }) {
+/** One endpoint: its settings, its last 24 hours, and its delivery log (or, with `deliveryId`, one delivery of it). */
+export function WebhookEndpointPage({ subscriptionId, deliveryId }: { subscriptionId: string; deliveryId?: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const can = useCapability('console.webhooks.list');
@@ -52,7 +54,10 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
   const recover = useMutation(trpc.console.webhooks.recover.mutationOptions({ onSettled: refresh }));
 
   const deliveries = useInfiniteQuery({
-    ...trpc.console.webhooks.deliveries.infiniteQueryOptions({ ...id, filter, limit: 25 }, { getNextPageParam: (last) => last.data.next_cursor ?? undefined }),
+    ...trpc.console.webhooks.deliveries.infiniteQueryOptions(
+      deliveryId ? { ...id, delivery_id: deliveryId } : { ...id, filter, limit: 25 },
+      { getNextPageParam: (last) => last.data.next_cursor ?? undefined },
+    ),
     enabled: can.allowed && can.known,
     // Deliveries progress on their own (retries, dead letters): fresh while any is pending.
     refetchInterval: (q) => {
@@ -104,6 +109,11 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
         </p>
       </header>
       {secret && <SecretOnce secret={secret} onDone={() => setSecret(null)} />}
+
+      <article className="card" aria-labelledby="health-title">
+        <h2 id="health-title">Last 24 hours</h2>
+        <EndpointHealth subscriptionId={subscriptionId} />
+      </article>
 
       <article className="card" aria-labelledby="endpoint-actions-title">
         <h2 id="endpoint-actions-title">Endpoint</h2>
@@ -188,8 +198,10 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
         </form>
         {recover.isSuccess && (
           <p className="note" role="status">
-            {recover.data.data.replayed === 0 ? 'No dead-lettered event to replay since then.' : `Replaying ${recover.data.data.replayed} event${recover.data.data.replayed === 1 ? '' : 's'} as new deliveries.`}
+            {recover.data.data.replayed === 0 ? 'No dead letter to replay since then: each is recovered already, or a delivery of its event is still on its way.' : `Replaying ${recover.data.data.replayed} event${recover.data.data.replayed === 1 ? '' : 's'} as new deliveries.`}
             {recover.data.data.remaining > 0 && ` ${recover.data.data.remaining} more remain: recover again once these are done.`}
+            {recover.data.data.recently_recovered > 0 &&
+              ` ${recover.data.data.recently_recovered} event${recover.data.data.recently_recovered === 1 ? ' was' : 's were'} replayed by a recover moments ago and left alone: recover again shortly to retry ${recover.data.data.recently_recovered === 1 ? 'it' : 'them'}.`}
           </p>
         )}
         {recover.isError && <ErrorNotice error={recover.error} title="Nothing was replayed." />}
@@ -197,26 +209,35 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
 
       <article className="card" aria-labelledby="deliveries-title">
         <h2 id="deliveries-title">Deliveries</h2>
-        <div className="row" role="group" aria-label="Show deliveries">
-          {FILTERS.map((f) => (
-            <button key={f.id} type="button" className={`button small ${filter === f.id ? '' : 'ghost'}`} aria-pressed={filter === f.id} onClick={() => setFilter(f.id)}>
-              {f.label}
-            </button>
-          ))}
-          <span className="muted small">
-            {endpoint.deliveries.delivered} delivered · {endpoint.deliveries.retrying} retrying · {endpoint.deliveries.dead_lettered} dead letters
-          </span>
-        </div>
+        {deliveryId ? (
+          <p className="row">
+            <span>One delivery of this endpoint.</span> <a href={href.webhook(subscriptionId)}>All deliveries</a>
+          </p>
+        ) : (
+          <div className="row" role="group" aria-label="Show deliveries">
+            {FILTERS.map((f) => (
+              <button key={f.id} type="button" className={`button small ${filter === f.id ? '' : 'ghost'}`} aria-pressed={filter === f.id} onClick={() => setFilter(f.id)}>
+                {f.label}
+              </button>
+            ))}
+            <span className="muted small delivery-totals">
+              {endpoint.deliveries.delivered} delivered · {endpoint.deliveries.retrying} retrying · {countOf(endpoint.deliveries.dead_lettered, 'dead letter')}
+              {endpoint.deliveries.recovered > 0 && `, ${endpoint.deliveries.recovered} recovered`}
+            </span>
+          </div>
+        )}
         {deliveries.isPending ? (
           <Loading label="Reading deliveries…" />
         ) : deliveries.isError ? (
           <ErrorNotice error={deliveries.error} onRetry={() => deliveries.refetch()} />
         ) : rows.length === 0 ? (
-          <Empty>{filter === 'all' ? 'No delivery yet. Send a test event, or create an order and run a scenario.' : 'No delivery matches this filter.'}</Empty>
+          <Empty>
+            {deliveryId ? `This endpoint has no delivery ${deliveryId}.` : filter === 'all' ? 'No delivery yet. Send a test event, or create an order and run a scenario.' : 'No delivery matches this filter.'}
+          </Empty>
         ) : (
           <ol className="delivery-log" aria-label="Deliveries, newest first">
             {rows.map((d) => (
-              <DeliveryRow key={d.delivery_id} delivery={d} onChanged={refresh} />
+              <DeliveryRow key={d.delivery_id} delivery={d} onChanged={refresh} initiallyOpen={d.delivery_id === deliveryId} />
             ))}
           </ol>
         )}
@@ -232,23 +253,30 @@ export function WebhookEndpointPage({ subscriptionId }: { subscriptionId: string
   );
 }
 
-function DeliveryRow({ delivery: d, onChanged }: { delivery: WebhookDelivery; onChanged: () => void }) {
+function DeliveryRow({ delivery: d, onChanged, initiallyOpen }: { delivery: WebhookDelivery; onChanged: () => void; initiallyOpen: boolean }) {
   const trpc = useTRPC();
-  const [open, setOpen] = useState(false);
+  const [open, setOpen] = useState(initiallyOpen);
   const detailId = useId();
   const resend = useMutation(trpc.console.webhooks.resend.mutationOptions({ onSettled: onChanged }));
   const retry = useMutation(trpc.console.webhooks.retryNow.mutationOptions({ onSettled: onChanged }));
   const canResend = d.kind !== 'test' && (d.state === 'delivered' || d.state === 'dead_lettered' || d.state === 'cancelled');
   const canRetry = d.state === 'pending' && d.attempts_made > 0;
-  const failed = d.state === 'dead_lettered' || d.state === 'failed';
+  const recovered = d.state === 'dead_lettered' && d.recovered_at !== null;
+  const failed = (d.state === 'dead_lettered' && !recovered) || d.state === 'failed';
   return (
-    <li className={`delivery-entry${failed ? ' is-failed' : d.state === 'pending' && d.attempts_made > 0 ? ' is-retrying' : ''}`} data-state={d.state} data-delivery-id={d.delivery_id}>
+    <li
+      className={`delivery-entry${failed ? ' is-failed' : recovered ? ' is-recovered' : d.state === 'pending' && d.attempts_made > 0 ? ' is-retrying' : ''}`}
+      data-state={d.state}
+      data-delivery-id={d.delivery_id}
+      data-recovered={recovered || undefined}
+    >
       <div className="delivery-line">
         <button type="button" className="event-toggle" aria-expanded={open} aria-controls={detailId} onClick={() => setOpen(!open)}>
           <span className="event-chevron" aria-hidden="true">
             {open ? '▾' : '▸'}
           </span>
           <DeliveryStatusBadge delivery={d} />
+          {recovered && <Badge tone="neutral">recovered</Badge>}
           <code>{d.kind === 'test' ? 'test event' : d.event_type}</code>
           {d.kind === 'replay' && <span className="muted small">replay</span>}
           <span className="muted small">
@@ -274,7 +302,24 @@ function DeliveryRow({ delivery: d, onChanged }: { delivery: WebhookDelivery; on
           </button>
         )}
       </div>
-      {d.failure_reason && failed && <p className="small danger">Dead letter: {d.failure_reason === 'exhausted' ? 'every attempt failed' : d.failure_reason === 'permanent' ? 'a permanent failure, not retried' : d.failure_reason}</p>}
+      {d.failure_reason && (failed || recovered) && (
+        <p className={`small ${recovered ? 'muted' : 'danger'}`}>
+          Dead letter: {d.failure_reason === 'exhausted' ? 'every attempt failed' : d.failure_reason === 'permanent' ? 'a permanent failure, not retried' : d.failure_reason}
+        </p>
+      )}
+      {recovered && (
+        <p className="small recovered-note">
+          Recovered {relativeTime(d.recovered_at!)}
+          {d.recovered_by ? (
+            <>
+              : replayed as <a href={href.webhookDelivery(d.subscription_id, d.recovered_by)}>delivery {d.recovered_by.slice(0, 8)}</a>
+            </>
+          ) : (
+            ''
+          )}
+          .
+        </p>
+      )}
       {d.state === 'pending' && d.failure_reason === 'no_active_key' && <p className="small warn-text">Held: {HELD_TEXT}.</p>}
       {d.state === 'cancelled' && <p className="small muted">Not sent: {cancelReason(d.failure_reason)}.</p>}
       {resend.isSuccess && <p className="small note-inline">Resent as a new delivery (at the top of the log).</p>}
@@ -285,8 +330,13 @@ function DeliveryRow({ delivery: d, onChanged }: { delivery: WebhookDelivery; on
             <p className="muted small">No attempt yet.</p>
           ) : (
             <ol className="attempts" aria-label="Attempts, first first">
-              {d.attempts.map((a) => (
-                <AttemptDetail key={a.attempt_id} attempt={a} />
+              {d.attempts.map((a, i) => (
+                <AttemptDetail
+                  key={a.attempt_id}
+                  attempt={a}
+                  // The delivery decides: only its latest attempt, only while it waits for a retry.
+                  nextAttemptAt={d.state === 'pending' && i === d.attempts.length - 1 && a.outcome !== 'sending' ? d.next_attempt_at : null}
+                />
               ))}
             </ol>
           )}
@@ -301,7 +351,7 @@ function DeliveryRow({ delivery: d, onChanged }: { delivery: WebhookDelivery; on
             {d.replay_of && (
               <>
                 {' '}
-                · replay of <code>{d.replay_of}</code>
+                · replay of <a href={href.webhookDelivery(d.subscription_id, d.replay_of)}>{d.replay_of}</a>
               </>
             )}
           </p>

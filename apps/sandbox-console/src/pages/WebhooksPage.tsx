@@ -4,7 +4,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { useCapability } from '../capabilities';
 import { CopyButton } from '../components/CopyButton';
 import { Badge, Empty, ErrorNotice, Loading } from '../components/states';
-import { formatTime } from '../format';
+import { countOf, formatTime } from '../format';
 import { href, navigate } from '../routing';
 import { isFinal, useTRPC, type Outputs } from '../trpc';
 
@@ -107,8 +107,9 @@ export function WebhooksPage() {
               <label htmlFor={urlId}>Endpoint URL</label>
               <input id={urlId} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.example.com/lab" aria-describedby={hintId} />
               <p id={hintId} className="muted small">
-                A public <code>https://</code> URL. Private, link-local and loopback addresses are refused, except <code>http://127.0.0.1:&lt;port&gt;</code> and{' '}
-                <code>localhost:&lt;port&gt;</code> when this service runs with <code>PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true</code> (local development), never its own ports.
+                A public <code>https://</code> URL. Private, link-local and loopback addresses are refused. For a handler on your own machine, run{' '}
+                <code>lop listen --forward-to http://localhost:&lt;port&gt;/hooks</code> instead: it forwards your event stream as signed deliveries, nothing to register here.
+                (A service started with <code>PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true</code> also accepts <code>http://127.0.0.1:&lt;port&gt;</code> and <code>localhost:&lt;port&gt;</code>, never its own ports.)
               </p>
               <EventTypePicker value={types} onChange={setTypes} legend="Event types to receive" />
               {types.length === 0 && <p className="form-error">Choose at least one event type.</p>}
@@ -130,7 +131,7 @@ export function WebhooksPage() {
             ) : endpoints.data.data.length === 0 ? (
               <Empty>No endpoint yet: events are only in the stream. Register one above to receive them as signed deliveries.</Empty>
             ) : (
-              <div className="table-wrap">
+              <div className="table-wrap" tabIndex={0} role="region" aria-label="Endpoints">
                 <table>
                   <caption className="visually-hidden">Sandbox webhook endpoints</caption>
                   <thead>
@@ -155,7 +156,8 @@ export function WebhooksPage() {
                         <td className="delivery-counts">
                           <span>{e.deliveries.delivered} delivered</span>
                           {e.deliveries.retrying > 0 && <Badge tone="warn">⟳ {e.deliveries.retrying} retrying</Badge>}
-                          {e.deliveries.dead_lettered > 0 && <Badge tone="bad">✗ {e.deliveries.dead_lettered} dead letters</Badge>}
+                          {e.deliveries.dead_lettered > 0 && <Badge tone="bad">✗ {countOf(e.deliveries.dead_lettered, 'dead letter')}</Badge>}
+                          {e.deliveries.recovered > 0 && <span className="muted small">{e.deliveries.recovered} recovered</span>}
                         </td>
                         <td className="nowrap">{formatTime(e.created_at)}</td>
                       </tr>

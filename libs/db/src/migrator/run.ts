@@ -23,7 +23,11 @@ export interface MigrateOptions {
   applicationName?: string;
 }
 
-export const MIGRATION_DEFAULTS: Readonly<Settings> = { lockTimeoutMs: 1_000, maxAttempts: 10, retryBaseMs: 200 };
+// 30 tries: with the backoff capped at 5 s, about two minutes of a table kept busy by partners'
+// transactions before the run gives up. Each try makes their writes queue for one lock_timeout at
+// most, so trying longer costs them little; 10 gave up after ~25 s while the previous release's
+// transactions on `orders` outlasted 200 ms under load (0026, the rolling-upgrade test).
+export const MIGRATION_DEFAULTS: Readonly<Settings> = { lockTimeoutMs: 1_000, maxAttempts: 30, retryBaseMs: 200 };
 
 /**
  * Why a migration failed, for an operator: which migration and statement, PostgreSQL's SQLSTATE

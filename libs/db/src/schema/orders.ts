@@ -205,8 +205,11 @@ export const idempotencyKeys = pgTable(
     environment: environmentEnum('environment').notNull(),
     key: text('key').notNull(),
     requestHash: text('request_hash').notNull(),
-    state: text('state').notNull(),
-    lockedUntil: timestamp('locked_until', { withTimezone: true }).notNull(),
+    // state and locked_until are the lease of releases before the advisory lock (idempotency.ts):
+    // every release since writes 'completed' and now(). They go over three releases (docs/migrations.md,
+    // "Contracts in progress"): defaults here (0030), the next release stops naming them, the one after drops them.
+    state: text('state').notNull().default('completed'),
+    lockedUntil: timestamp('locked_until', { withTimezone: true }).notNull().defaultNow(),
     responseStatus: integer('response_status'),
     responseData: jsonb('response_data'),
     createdAt: createdAt(),

@@ -24,7 +24,12 @@ export const sandboxRequestLog = pgTable(
     errorCode: text('error_code'),
     durationMs: integer('duration_ms').notNull(),
     keyPrefix: text('key_prefix').notNull(),
-    /** `rest` (curl, lop, the integration) or `console` (the console's action standing for the REST request). */
+    /**
+     * The request's source (docs/request-log.md): `rest` (curl, the integration), `lop` (a REST
+     * request with lop's User-Agent, since issue 35) or `console` (the console's action standing for
+     * the REST request). Named for the two doors it held first; free text, so a release that knows
+     * only `rest` and `console` reads `lop` as `rest`.
+     */
     door: text('door').notNull(),
     /** The scope the route needs: the bodies are shown only to a key that carries it. Null for routes that need none. */
     scope: text('scope'),

@@ -8,14 +8,11 @@ import {
   type EventType,
 } from '@lop/contract';
 import { z } from 'zod';
-import { ENUM_DOCUMENTATION } from '../documents/enum-descriptions';
+import { ENUM_DOCUMENTATION, enumDocumentation } from '../documents/enum-descriptions';
 import { eventSchema } from '../events/events.schemas';
 import { sampleEvent } from '../events/sample-events';
 import { classifyStatus } from '../webhooks/retry-policy';
 import { deliveryHeaders } from '../webhooks/signature';
-
-// Where this document is served is published vocabulary (@lop/contract).
-export { ASYNCAPI_PATH } from '@lop/contract';
 
 type Json = Record<string, any>;
 
@@ -86,7 +83,7 @@ function toComponentSchema(schema: z.ZodType, components: Json): Json {
     return out;
   };
   for (const [name, definition] of Object.entries(definitions as Json)) {
-    const documented = ENUM_DOCUMENTATION[name];
+    const documented = enumDocumentation(name);
     components[name] = rewrite(documented && Array.isArray((definition as Json).enum) ? { ...(definition as Json), description: documented.description } : definition);
   }
   return rewrite(rest) as Json;
@@ -121,7 +118,7 @@ export function buildAsyncApiDocument(): Json {
       {
         name: type,
         title: messageName(type),
-        summary: ENUM_DOCUMENTATION.EventType.values?.[type] ?? type,
+        summary: ENUM_DOCUMENTATION.EventType.values[type],
         contentType: 'application/json',
         headers: { $ref: '#/components/schemas/DeliveryHeaders' },
         payload: { $ref: `#/components/schemas/Event.${type}` },

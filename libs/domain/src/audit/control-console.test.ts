@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@lop/contract';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../auth/scopes';
 import type { RequestContext } from '../context';
 import { createKey } from '../control-plane/control-plane';
 import { StreamWriteGate } from '../events/write-gate';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { Environment } from '@lop/contract';
 import { sql } from 'drizzle-orm';
 import { auditRecords, runStatement, statementBuilder, type Sql, type Transaction } from '@lop/db';
-import type { Environment } from '../auth/scopes';
 
 /** Where an audited request or action came in. */
 export type AuditDoor = 'rest' | 'console' | 'admin' | 'system';

@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
-import type { Environment } from './scopes';
+import type { Environment } from '@lop/contract';
 
 const PREFIX: Record<Environment, string> = { sandbox: 'lop_test_', production: 'lop_live_' };
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

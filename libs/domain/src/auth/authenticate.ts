@@ -1,7 +1,7 @@
+import type { Environment, Scope } from '@lop/contract';
 import type { Sql } from '@lop/db';
 import { PartnerError } from '../http/errors';
 import { hashApiKey, keyEnvironment } from './api-key';
-import type { Environment, Scope } from './scopes';
 
 /** Who is calling: everything a key may see is filtered by these four values. */
 export interface Caller {

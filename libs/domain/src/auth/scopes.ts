@@ -1,8 +1,5 @@
 import { SCOPES, type Scope } from '@lop/contract';
 
-// The scope and environment names are published vocabulary (@lop/contract); re-exported for the domain's modules.
-export { ENVIRONMENTS, environmentSchema, SCOPES, scopeSchema, type Environment, type Scope } from '@lop/contract';
-
 /** Parses a comma list of scopes, or `all`. */
 export function parseScopeList(text: string): Scope[] {
   if (text.trim() === 'all') return [...SCOPES];

@@ -59,6 +59,11 @@ const configSchema = z.object({
   PARTNER_DB_LOCK_TIMEOUT_SECONDS: z.coerce.number().min(0.05).max(600).default(0.5),
   // Writes of one (client, environment) that may hold a pooled connection at once, per API process (events/write-gate.ts).
   PARTNER_CLIENT_WRITE_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  // Reads of GET /v1/events held by `wait` at once, per API process (events/waiters.ts): per
+  // (client, environment) — a partner needs one per consumer — and in all, each a socket and a timer
+  // but no database connection. Past either, a read that would wait is 429 too_many_waiting_reads.
+  PARTNER_EVENTS_WAITING_PER_CLIENT: z.coerce.number().int().min(1).max(1000).default(10),
+  PARTNER_EVENTS_WAITING_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
   PARTNER_WEBHOOKS_ALLOW_LOOPBACK: booleanText.default(false),
   // Webhook delivery (spec § Delivery and retry); shorter values exist for tests and local work.
   PARTNER_WEBHOOK_RETRY_DELAYS_SECONDS: retryDelaysText.prefault(DEFAULT_RETRY_DELAYS),

@@ -1,9 +1,8 @@
+import { environmentSchema, eventTypeSchema, lifecycleDetailSchema, scopeSchema } from '@lop/contract';
 import { z } from 'zod';
-import { environmentSchema, scopeSchema } from '../auth/scopes';
 import { timestampSchema } from '../common-schemas';
-import { eventTypeSchema } from '../events/events.schemas';
-import { lifecycleDetailSchema } from '../orders/lifecycle';
 import { orderSchema } from '../orders/orders.schemas';
+import { RECOVER_SETTLE_SECONDS } from '../webhooks/deliveries';
 
 /**
  * Read models only the sandbox console uses (tRPC, no REST route, not in the OpenAPI document).
@@ -47,6 +46,8 @@ export const consoleDeliverySchema = z.object({
   last_error_class: z.string().nullable(),
   created_at: timestampSchema,
   completed_at: timestampSchema.nullable(),
+  recovered_at: timestampSchema.nullable().meta({ description: 'For a dead letter: when its event was replayed (by recover or a resend). Null otherwise.' }),
+  recovered_by: z.uuid().nullable().meta({ description: 'The replay that recovered this dead letter. Null when not recovered.' }),
   attempts: z.array(consoleDeliveryAttemptSchema),
 });
 
@@ -130,7 +131,8 @@ export const consoleWebhookEndpointSchema = z.object({
     delivered: z.number().int(),
     pending: z.number().int().meta({ description: 'Not attempted yet, or waiting for a retry after a failed attempt.' }),
     retrying: z.number().int().meta({ description: 'Pending after at least one failed attempt.' }),
-    dead_lettered: z.number().int(),
+    dead_lettered: z.number().int().meta({ description: 'Dead letters not recovered yet: their event has not been replayed (recover, resend).' }),
+    recovered: z.number().int().meta({ description: 'Dead letters whose event was replayed (each links to its replay, `recovered_by`).' }),
   }),
 });
 export type ConsoleWebhookEndpoint = z.infer<typeof consoleWebhookEndpointSchema>;
@@ -171,6 +173,8 @@ export const consoleWebhookDeliverySchema = z.object({
   event_type: eventTypeSchema.nullable(),
   replay_of: z.uuid().nullable(),
   replayed_by: z.array(z.uuid()).meta({ description: 'The replays of this delivery, oldest first: where a dead letter went next.' }),
+  recovered_at: timestampSchema.nullable().meta({ description: 'For a dead letter: when its event was replayed (by recover or a resend); recover does not take it again. Null otherwise.' }),
+  recovered_by: z.uuid().nullable().meta({ description: 'The replay that recovered this dead letter (recover replays an event once for all its dead letters). Null when not recovered.' }),
   state: z.string().meta({ description: 'pending (held when failure_reason is `no_active_key`), delivered, dead_lettered, cancelled; a test delivery is delivered or failed.' }),
   failure_reason: z.string().nullable().meta({ description: 'Why the delivery is where it is: for a dead letter `exhausted` or `permanent`; for a cancelled one `subscription_disabled`, or `program_revoked` (the order\'s program was withdrawn from the client before the event was sent); for a pending one `no_active_key` while it is held (the client has no active API key in this environment; it resumes when one is active again). Null otherwise.' }),
   attempts_made: z.number().int(),
@@ -192,5 +196,49 @@ export const consoleWebhookRecoverySchema = z.object({
   since: timestampSchema,
   replayed: z.number().int().meta({ description: 'Events replayed by this call (one new delivery each), at most 1,000.' }),
   remaining: z.number().int().meta({ description: 'Events with a dead letter since `since` that this call left for a next one (over the per-call maximum).' }),
+  recently_recovered: z.number().int().meta({ description: `Events with a dead letter since \`since\` left alone because a recover replayed them less than ${RECOVER_SETTLE_SECONDS} seconds ago (a double click, two tabs), even if that replay has died already; recover again after that to retry them.` }),
   deliveries: z.array(consoleWebhookDeliverySchema),
+});
+
+/** One hour of an endpoint's attempts (or the whole window, for `totals`). */
+export const consoleWebhookHealthBucketSchema = z.object({
+  start: timestampSchema,
+  end: timestampSchema,
+  attempts: z.number().int(),
+  succeeded: z.number().int().meta({ description: 'Attempts your endpoint answered with a 2xx.' }),
+  failed: z.number().int().meta({ description: 'Attempts that failed: any other answer, no answer, a refused destination, or cut off; whether or not a retry followed.' }),
+  in_flight: z.number().int().meta({ description: 'Attempts sent and not answered yet.' }),
+  success_rate: z.number().nullable().meta({ description: 'succeeded ÷ (succeeded + failed), 0 to 1; null when no attempt ended.' }),
+  latency_p50_ms: z.number().int().nullable().meta({ description: 'Median duration of the attempts that ended; null without any.' }),
+  latency_p95_ms: z.number().int().nullable().meta({ description: '95th percentile duration of the attempts that ended; null without any.' }),
+});
+
+export const consoleWebhookHealthSchema = z.object({
+  subscription_id: z.uuid(),
+  window_start: timestampSchema,
+  window_end: timestampSchema,
+  totals: consoleWebhookHealthBucketSchema,
+  buckets: z.array(consoleWebhookHealthBucketSchema).meta({ description: 'The 24 UTC hours ending with the current one, oldest first; an hour without attempts has zeros.' }),
+});
+export type ConsoleWebhookHealth = z.infer<typeof consoleWebhookHealthSchema>;
+
+export const consoleWebhookBucketAttemptsSchema = z.object({
+  subscription_id: z.uuid(),
+  bucket_start: timestampSchema,
+  bucket_end: timestampSchema,
+  attempts: z.array(
+    z.object({
+      attempt_id: z.uuid(),
+      delivery_id: z.uuid(),
+      attempt: z.number().int(),
+      kind: z.enum(['event', 'replay', 'test']),
+      event_type: eventTypeSchema.nullable(),
+      started_at: timestampSchema,
+      duration_ms: z.number().int().nullable(),
+      status_code: z.number().int().nullable(),
+      error_class: z.string().nullable(),
+      outcome: z.string(),
+    }),
+  ).meta({ description: 'Newest first, at most 100.' }),
+  truncated: z.boolean().meta({ description: 'True when the hour has more attempts than listed.' }),
 });

@@ -1,8 +1,8 @@
+import type { EventType } from '@lop/contract';
 import { and, eq, inArray } from 'drizzle-orm';
 import { events, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import type { EventType } from '../events/events.schemas';
-import { attemptsOf, deliveriesOfEvents } from '../webhooks/delivery-store';
+import { attemptsOf, deliveriesOfEvents, recoveriesOf } from '../webhooks/delivery-store';
 import { describeDelivery } from '../webhooks/delivery-view';
 import { subscriptionsOf } from '../webhooks/subscriptions';
 import type { ConsoleEventDeliveries } from './console.schemas';
@@ -30,10 +30,8 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
     ownEvents.map((e) => e.id),
     subscriptions.map((s) => s.id),
   );
-  const attempts = await attemptsOf(
-    db,
-    deliveries.map((d) => d.id),
-  );
+  const ids = deliveries.map((d) => d.id);
+  const [attempts, recoveries] = await Promise.all([attemptsOf(db, ids), recoveriesOf(db, ids)]);
 
   const delivered = new Set(deliveries.map((d) => d.eventId));
   const undelivered = ownEvents
@@ -69,6 +67,7 @@ export async function listConsoleEventDeliveries(db: Database, caller: Caller, e
         d,
         attempts.filter((a) => a.deliveryId === d.id),
         [],
+        recoveries.get(d.id) ?? null,
       ),
       event_id: d.eventId!,
     })),

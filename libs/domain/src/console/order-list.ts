@@ -1,10 +1,10 @@
+import { type Lifecycle, LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm';
 import { catalogItems, orders, programs, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { cursorCodec, rowIdPosition } from '../http/cursor';
 import { PartnerError } from '../http/errors';
-import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail } from '../orders/lifecycle';
-import { actionRequiredCodes } from '../exceptions/resolution';
+import { openPartnerExceptionCategory, partnerActionFrom } from '../exceptions/partner-action';
 import { specimensOf, toOrderResource } from '../orders/order-resource';
 import { orderProgramGranted } from '../programs/programs';
 import type { DataProtector } from '../security/protector';
@@ -75,6 +75,8 @@ export async function listConsoleOrders(db: Database, protector: DataProtector, 
       itemCode: catalogItems.code,
       // The current (highest released) version decides: a critical value corrected later is no longer critical.
       critical: sql<boolean>`coalesce((select rv.is_critical from result_versions rv where rv.order_id = ${orders.id} and rv.status = 'released' order by rv.version desc limit 1), false)`,
+      // next_action as GET order states it (exceptions/partner-action.ts).
+      partnerExceptionCategory: openPartnerExceptionCategory(orders.id),
     })
     .from(orders)
     .innerJoin(programs, eq(programs.id, orders.programId))
@@ -88,14 +90,10 @@ export async function listConsoleOrders(db: Database, protector: DataProtector, 
     db,
     page.map((r) => r.order.id),
   );
-  const partnerExceptions = await actionRequiredCodes(
-    db,
-    page.map((r) => r.order.id),
-  );
   const hasMore = rows.length > limit;
   return {
     orders: page.map((r) => ({
-      ...toOrderResource(r.order, specimens.get(r.order.id)!, partnerExceptions.get(r.order.id) ?? null),
+      ...toOrderResource(r.order, specimens.get(r.order.id)!, partnerActionFrom(r.partnerExceptionCategory)),
       program_name: r.programName,
       item_name: r.itemName,
       item_code: r.itemCode,

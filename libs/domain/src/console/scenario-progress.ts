@@ -1,9 +1,9 @@
+import type { LifecycleDetail } from '@lop/contract';
 import { and, eq } from 'drizzle-orm';
 import { orders, sandboxScenarioProgress, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { notFound } from '../http/errors';
 import { orderProgramGranted } from '../programs/programs';
-import type { LifecycleDetail } from '../orders/lifecycle';
 import { SCENARIOS } from '../sandbox/scenarios';
 import { scenarioRefusal } from '../sandbox/simulate';
 import type { ConsoleOrderScenarios } from './console.schemas';

@@ -1,7 +1,7 @@
+import { SCOPES } from '@lop/contract';
 import { and, eq } from 'drizzle-orm';
 import { apiClients, apiKeys, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import { SCOPES } from '../auth/scopes';
 import { PartnerError } from '../http/errors';
 import type { ConsoleSession } from './console.schemas';
 

@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SCOPES } from '@lop/contract';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
+import { listPartitions, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
 import { ReadAuditWriter } from '../audit/read-audit';
-import { SCOPES } from '../auth/scopes';
-import type { Caller } from '../auth/authenticate';
+import { authenticate, type Caller } from '../auth/authenticate';
 import { createKey } from '../control-plane/control-plane';
 import type { RequestContext } from '../context';
 import type { EventDraft } from '../events/append';
@@ -19,9 +19,11 @@ import { partnerRouter } from '../routers';
 import { DataProtector } from '../security/protector';
 import { createCallerFactory } from '../trpc';
 import { openDeliveryQueue, type DeliveryQueue } from '../webhooks/delivery-queue';
+import { attemptBuckets, attemptBucketsStatement } from '../webhooks/delivery-store';
+import { RECOVER_SETTLE_SECONDS } from '../webhooks/deliveries';
 import { appendEvents, attachDeliveryQueue } from '../webhooks/outbox';
 import { consoleDeliveryAttemptSchema, consoleDeliverySchema, consoleWebhookAttemptSchema, consoleWebhookDeliverySchema } from './console.schemas';
-import { createWebhookEndpoint } from './webhooks';
+import { BUCKET_ATTEMPTS_MAX, createWebhookEndpoint, getWebhookEndpointHealth, healthWindow, listWebhookBucketAttempts } from './webhooks';
 
 const connection = openTestDatabase();
 const { db, sql: client } = connection;
@@ -102,7 +104,7 @@ describe('sandbox webhook self-service (console)', () => {
     }
     // The loopback allowance is the process's, not the partner's to choose.
     const strict = callerFor(await keyFor(order), { destination: { allowLoopback: false, servicePorts: [] }, attemptTimeoutMs: 5_000 });
-    await expect(strict.create({ url: receiverUrl, event_types: ['order.created'] })).rejects.toMatchObject({ details: [{ issue: 'refused_destination', message: expect.stringMatching(/PARTNER_WEBHOOKS_ALLOW_LOOPBACK/) }] });
+    await expect(strict.create({ url: receiverUrl, event_types: ['order.created'] })).rejects.toMatchObject({ details: [{ issue: 'refused_destination', message: expect.stringMatching(/run `lop listen --forward-to http:\/\/127\.0\.0\.1:\d+\/[^`]*` instead.*PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true/) }] });
 
     const created = (await api.create({ url: receiverUrl, event_types: ['order.created', 'order.created', 'result.final'] })).data;
     expect(created).toMatchObject({ url: receiverUrl, event_types: ['order.created', 'result.final'], status: 'active', secret: expect.stringMatching(/^whsec_/) });
@@ -259,8 +261,11 @@ describe('sandbox webhook self-service (console)', () => {
     expect(first.deliveries.map((d) => [d.event_id, d.replay_of, d.state])).toEqual([[chainEvent, replayDead.id, 'pending']]);
     // Again while the replay is pending: nothing.
     expect((await recover()).data).toMatchObject({ replayed: 0, remaining: 0 });
-    // The replay dead-letters too: the next call replays the event once more, not once per dead letter.
+    // The replay dead-letters too: left alone moments after its recover; once that has settled, the
+    // next call replays the event once more, not once per dead letter.
     await db.update(webhookDeliveries).set({ state: 'dead_lettered' }).where(eq(webhookDeliveries.id, first.deliveries[0].delivery_id));
+    expect((await recover()).data).toMatchObject({ replayed: 0, remaining: 0, recently_recovered: 1 });
+    await settleRecovery(endpoint.subscription_id, chainEvent);
     const third = (await recover()).data;
     expect(third.deliveries.map((d) => [d.event_id, d.replay_of])).toEqual([[chainEvent, first.deliveries[0].delivery_id]]);
 
@@ -357,5 +362,193 @@ describe('sandbox webhook self-service (console)', () => {
     expect(Object.keys(shown).sort()).toEqual(Object.keys(consoleDeliverySchema.shape).sort());
     expect(shown.attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: 204, outcome: 'delivered' })]);
     expect(Object.keys(shown.attempts[0]).sort()).toEqual(Object.keys(consoleDeliveryAttemptSchema.shape).sort());
+  });
+});
+
+/**
+ * As if RECOVER_SETTLE_SECONDS had passed since the event was last recovered on the endpoint: its
+ * deliveries' times moved back together (a replay's created_at is the recovered_at of the dead
+ * letters it took over, the link recoveriesOf follows).
+ */
+async function settleRecovery(subscriptionId: string, eventId: string) {
+  const back = (column: typeof webhookDeliveries.recoveredAt | typeof webhookDeliveries.createdAt) => sql`${column} - make_interval(secs => ${RECOVER_SETTLE_SECONDS + 1})`;
+  await db
+    .update(webhookDeliveries)
+    .set({ recoveredAt: back(webhookDeliveries.recoveredAt), createdAt: back(webhookDeliveries.createdAt) })
+    .where(and(eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.eventId, eventId)));
+}
+
+describe('recover and the dead letters it recovers (console)', () => {
+  it('five calls a few hundred ms apart while the replays are pending make one set; each dead letter names its replay and the count leaves it', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const events = await threeEvents();
+    const dead = [];
+    for (const event of events) dead.push(await deliveryOf(endpoint.subscription_id, event, { kind: 'replay', failureReason: 'permanent', lastStatusCode: 410 }));
+    // A second dead letter of the first event (an earlier replay that died too): one replay for both.
+    const older = await deliveryOf(endpoint.subscription_id, events[0], { kind: 'replay', failureReason: 'permanent', lastStatusCode: 410, createdAt: new Date(Date.now() - 60_000) });
+    const counts = async () => (await api.list({})).data.find((e) => e.subscription_id === endpoint.subscription_id)!.deliveries;
+    expect(await counts()).toMatchObject({ dead_lettered: 4, recovered: 0 });
+
+    const recover = () => api.recover({ subscription_id: endpoint.subscription_id, since: new Date(0).toISOString() });
+    const replayed: string[] = [];
+    for (let call = 0; call < 5; call++) {
+      if (call > 0) await new Promise((resolve) => setTimeout(resolve, 300));
+      replayed.push(...(await recover()).data.deliveries.map((d) => d.event_id!));
+    }
+    expect(replayed.sort()).toEqual([...events].sort());
+    const replays = await db.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.subscriptionId, endpoint.subscription_id), eq(webhookDeliveries.state, 'pending')));
+    expect(replays).toHaveLength(3);
+    expect(await counts()).toMatchObject({ dead_lettered: 0, recovered: 4 });
+
+    const log = (await api.deliveries({ subscription_id: endpoint.subscription_id, filter: 'dead_lettered' })).data.deliveries;
+    for (const letter of [...dead, older]) {
+      const shown = log.find((d) => d.delivery_id === letter.id)!;
+      const replay = replays.find((r) => r.eventId === letter.eventId)!;
+      expect(shown).toMatchObject({ recovered_by: replay.id, recovered_at: expect.any(String) });
+    }
+    // Recovered dead letters need nothing more: not "failing".
+    expect((await api.deliveries({ subscription_id: endpoint.subscription_id, filter: 'failing' })).data.deliveries).toEqual([]);
+    // One delivery of the log by its id (the health view links to it).
+    expect((await api.deliveries({ subscription_id: endpoint.subscription_id, delivery_id: older.id })).data.deliveries.map((d) => d.delivery_id)).toEqual([older.id]);
+
+    // A replay that died at once (an endpoint answering 410) is a dead letter of its own, not
+    // recovered; a call moments after the recover leaves its event alone (a double click, a script)...
+    await db.update(webhookDeliveries).set({ state: 'dead_lettered', failureReason: 'permanent' }).where(eq(webhookDeliveries.id, replays[0].id));
+    expect(await counts()).toMatchObject({ dead_lettered: 1, recovered: 4 });
+    expect((await recover()).data).toMatchObject({ replayed: 0, remaining: 0, recently_recovered: 1 });
+    // ...and once RECOVER_SETTLE_SECONDS have passed since that recover, the next call replays it once more.
+    await settleRecovery(endpoint.subscription_id, replays[0].eventId!);
+    expect((await recover()).data.deliveries.map((d) => [d.event_id, d.replay_of])).toEqual([[replays[0].eventId, replays[0].id]]);
+    expect((await recover()).data).toMatchObject({ replayed: 0, recently_recovered: 0 });
+  });
+
+  it('a resend of a dead letter recovers it too: linked to the resend, counted as recovered, not taken by recover', async () => {
+    const { order } = await newOrder(db);
+    const api = callerFor(await keyFor(order));
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const [event] = await threeEvents();
+    const dead = await deliveryOf(endpoint.subscription_id, event, { kind: 'replay', failureReason: 'exhausted' });
+    const resent = (await api.resend({ delivery_id: dead.id })).data;
+    const shown = (await api.deliveries({ subscription_id: endpoint.subscription_id, delivery_id: dead.id })).data.deliveries[0];
+    expect(shown).toMatchObject({ recovered_by: resent.delivery_id, replayed_by: [resent.delivery_id] });
+    expect((await api.list({})).data.find((e) => e.subscription_id === endpoint.subscription_id)!.deliveries).toMatchObject({ dead_lettered: 0, recovered: 1 });
+    await db.update(webhookDeliveries).set({ state: 'delivered' }).where(eq(webhookDeliveries.id, resent.delivery_id));
+    expect((await api.recover({ subscription_id: endpoint.subscription_id, since: new Date(0).toISOString() })).data).toMatchObject({ replayed: 0 });
+  });
+});
+
+describe('an endpoint’s health over the last 24 hours (console)', () => {
+  const HOUR = 3_600_000;
+
+  /** A delivery of the endpoint with these attempts (outcome, duration) started at the given times. */
+  async function attemptsAt(subscriptionId: string, eventId: string, attempts: { at: Date; outcome: 'delivered' | 'retry' | 'dead_lettered' | 'sending'; ms?: number; status?: number }[]) {
+    const delivery = await deliveryOf(subscriptionId, eventId, { kind: 'replay', state: 'pending', attemptsMade: attempts.length });
+    await db.insert(webhookDeliveryAttempts).values(
+      attempts.map((a, i) => ({ deliveryId: delivery.id, attemptNumber: i + 1, startedAt: a.at, outcome: a.outcome, durationMs: a.outcome === 'sending' ? null : (a.ms ?? 10), statusCode: a.status ?? (a.outcome === 'delivered' ? 204 : a.outcome === 'sending' ? null : 500) })),
+    );
+    return delivery;
+  }
+
+  it('gives each of the 24 hours its attempts, success rate and p50/p95 latency; only this endpoint’s, only inside the window', async () => {
+    const { order } = await newOrder(db);
+    const key = await keyFor(order);
+    const api = callerFor(key);
+    const caller = await authenticate(client, `Bearer ${key}`);
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const other = (await api.create({ url: `${receiverUrl}/other`, event_types: ['order.created'] })).data;
+    const [event] = await threeEvents();
+    const now = Date.now();
+    const { from } = healthWindow(now);
+    const hour = (i: number, plusMs = 0) => new Date(from.getTime() + i * HOUR + plusMs);
+    const late = await attemptsAt(endpoint.subscription_id, event, [100, 200, 300, 400].map((ms, i) => ({ at: hour(22, i * 1000), outcome: 'delivered' as const, ms })));
+    await attemptsAt(endpoint.subscription_id, event, [{ at: hour(22, 60_000), outcome: 'retry', ms: 1000, status: 503 }]);
+    // The window's first instant counts; the one before it does not.
+    await attemptsAt(endpoint.subscription_id, event, [{ at: hour(0), outcome: 'dead_lettered', ms: 50, status: 410 }]);
+    await attemptsAt(endpoint.subscription_id, event, [{ at: hour(0, -1), outcome: 'delivered', ms: 5 }]);
+    await attemptsAt(endpoint.subscription_id, event, [{ at: new Date(now - 1000), outcome: 'sending' }]);
+    // Another endpoint's attempt in the same hour.
+    await attemptsAt(other.subscription_id, event, [{ at: hour(22, 5000), outcome: 'retry', ms: 9000 }]);
+
+    const health = await getWebhookEndpointHealth(db, caller, endpoint.subscription_id, now);
+    expect(health.buckets).toHaveLength(24);
+    expect(health.buckets[0]).toMatchObject({ start: hour(0).toISOString(), end: hour(1).toISOString(), attempts: 1, succeeded: 0, failed: 1, success_rate: 0, latency_p50_ms: 50 });
+    expect(health.buckets[22]).toEqual({
+      start: hour(22).toISOString(),
+      end: hour(23).toISOString(),
+      attempts: 5,
+      succeeded: 4,
+      failed: 1,
+      in_flight: 0,
+      success_rate: 0.8,
+      latency_p50_ms: 300,
+      latency_p95_ms: 1000,
+    });
+    expect(health.buckets[23]).toMatchObject({ attempts: 1, in_flight: 1, success_rate: null, latency_p50_ms: null });
+    expect(health.buckets.filter((b, i) => ![0, 22, 23].includes(i)).every((b) => b.attempts === 0 && b.success_rate === null)).toBe(true);
+    expect(health.totals).toMatchObject({ attempts: 7, succeeded: 4, failed: 2, in_flight: 1, success_rate: 4 / 6 });
+
+    // The tenancy is the query's own too: another client asking about this endpoint's id gets nothing.
+    const stranger = await authenticate(client, `Bearer ${await keyFor((await newOrder(db)).order)}`);
+    expect((await attemptBuckets(db, stranger, endpoint.subscription_id, healthWindow(now))).total.attempts).toBe(0);
+    await expect(callerFor(await keyFor((await newOrder(db)).order)).health({ subscription_id: endpoint.subscription_id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+    // The attempts behind an hour, newest first, each naming its delivery.
+    const behind = await listWebhookBucketAttempts(db, caller, endpoint.subscription_id, hour(22), now);
+    expect(behind.attempts.map((a) => [a.delivery_id, a.duration_ms])).toEqual([
+      [expect.any(String), 1000],
+      [late.id, 400],
+      [late.id, 300],
+      [late.id, 200],
+      [late.id, 100],
+    ]);
+    expect(behind).toMatchObject({ bucket_start: hour(22).toISOString(), bucket_end: hour(23).toISOString(), truncated: false });
+    const viaApi = (await api.health({ subscription_id: endpoint.subscription_id })).data;
+    expect(viaApi.buckets).toHaveLength(24);
+  });
+
+  it('reads only the attempt partitions that can hold the window (the partition key bounds the query)', async () => {
+    const { order } = await newOrder(db);
+    const key = await keyFor(order);
+    const caller = await authenticate(client, `Bearer ${key}`);
+    const endpoint = (await callerFor(key).create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const window = healthWindow(Date.now());
+    const plan = (await client`explain ${attemptBucketsStatement(client, caller, endpoint.subscription_id, window)}`).map((row) => String(row['QUERY PLAN'])).join('\n');
+    const partitions = await listPartitions(client, 'webhook_delivery_attempts');
+    expect(partitions.length).toBeGreaterThan(1);
+    for (const p of partitions) {
+      const overlaps = !p.isDefault && (p.from === null || p.from < window.to) && (p.to === null || p.to > window.from);
+      expect(plan.includes(`${p.name} `) || plan.includes(`${p.name}\n`), `${p.name} scanned`).toBe(overlaps);
+    }
+  });
+
+  it('lists the attempts behind an hour of the last 24 only (boundaries), at most 100', async () => {
+    const { order } = await newOrder(db);
+    const key = await keyFor(order);
+    const api = callerFor(key);
+    const caller = await authenticate(client, `Bearer ${key}`);
+    const endpoint = (await api.create({ url: receiverUrl, event_types: ['order.created'] })).data;
+    const [event] = await threeEvents();
+    const now = Date.now();
+    const { from, to } = healthWindow(now);
+    const list = (start: Date) => listWebhookBucketAttempts(db, caller, endpoint.subscription_id, start, now);
+    await expect(list(from)).resolves.toMatchObject({ attempts: [] });
+    await expect(list(new Date(from.getTime() - HOUR))).rejects.toMatchObject({ errorCode: 'invalid_request', details: [{ field: 'bucket_start', issue: 'outside_window' }] });
+    await expect(list(new Date(to.getTime() - HOUR))).resolves.toMatchObject({ attempts: [] });
+    await expect(list(to)).rejects.toMatchObject({ errorCode: 'invalid_request', details: [{ field: 'bucket_start', issue: 'outside_window' }] });
+    await expect(list(new Date(from.getTime() + 1))).rejects.toMatchObject({ errorCode: 'invalid_request', details: [{ field: 'bucket_start', issue: 'not_an_hour' }] });
+    await expect(api.bucketAttempts({ subscription_id: endpoint.subscription_id, bucket_start: new Date(from.getTime() - HOUR).toISOString() })).rejects.toMatchObject({ code: 'BAD_REQUEST', errorCode: 'invalid_request' });
+
+    const at = (i: number) => ({ at: new Date(from.getTime() + HOUR + i * 1000), outcome: 'delivered' as const });
+    await attemptsAt(endpoint.subscription_id, event, Array.from({ length: BUCKET_ATTEMPTS_MAX }, (_, i) => at(i)));
+    const full = await list(new Date(from.getTime() + HOUR));
+    expect(full.attempts).toHaveLength(BUCKET_ATTEMPTS_MAX);
+    expect(full.truncated).toBe(false);
+    await attemptsAt(endpoint.subscription_id, event, [at(BUCKET_ATTEMPTS_MAX)]);
+    const over = await list(new Date(from.getTime() + HOUR));
+    expect(over.attempts).toHaveLength(BUCKET_ATTEMPTS_MAX);
+    expect(over.truncated).toBe(true);
+    expect(over.attempts[0].started_at).toBe(at(BUCKET_ATTEMPTS_MAX).at.toISOString());
   });
 });

@@ -1,19 +1,23 @@
+import type { EventType } from '@lop/contract';
 import type { Database } from '@lop/db';
 import type { ControlActor } from '../audit/record';
 import type { Caller } from '../auth/authenticate';
-import type { EventType } from '../events/events.schemas';
 import { cursorCodec, rowIdPosition } from '../http/cursor';
 import { notFound, PartnerError } from '../http/errors';
 import type { DataProtector } from '../security/protector';
 import { recoverDeadLetters, replayDelivery, sendTestDelivery } from '../webhooks/deliveries';
 import {
+  attemptBuckets,
+  attemptsInWindow,
   attemptsOf,
   deliveryCounts,
   isDeliveryOf,
   makeRetryDueNow,
+  recoveriesOf,
   replaysOf,
   SENDING,
   tenantDeliveries,
+  type AttemptBucket,
   type DeliveryFilter,
   type TenantDeliveryRow,
 } from '../webhooks/delivery-store';
@@ -30,7 +34,7 @@ import {
   subscriptionsOf,
   type SubscriptionRow,
 } from '../webhooks/subscriptions';
-import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint } from './console.schemas';
+import type { ConsoleWebhookDelivery, ConsoleWebhookEndpoint, ConsoleWebhookHealth } from './console.schemas';
 
 /**
  * Sandbox webhook self-service for the console: a partner registers, tests, rotates and disables
@@ -112,7 +116,13 @@ async function describeEndpoints(db: Database, rows: SubscriptionRow[]): Promise
       created_at: row.createdAt.toISOString(),
       secret_rotated_at: row.secretRotatedAt?.toISOString() ?? null,
       disabled_at: row.disabledAt?.toISOString() ?? null,
-      deliveries: { delivered: count?.delivered ?? 0, pending: count?.pending ?? 0, retrying: count?.retrying ?? 0, dead_lettered: count?.deadLettered ?? 0 },
+      deliveries: {
+        delivered: count?.delivered ?? 0,
+        pending: count?.pending ?? 0,
+        retrying: count?.retrying ?? 0,
+        dead_lettered: count?.deadLettered ?? 0,
+        recovered: count?.recovered ?? 0,
+      },
     };
   });
 }
@@ -193,10 +203,10 @@ export async function sendWebhookTest(
 
 async function describeDeliveries(db: Database, rows: TenantDeliveryRow[]): Promise<ConsoleWebhookDelivery[]> {
   const ids = rows.map((r) => r.delivery.id);
-  const [replays, attempts] = await Promise.all([replaysOf(db, ids), attemptsOf(db, ids)]);
+  const [replays, attempts, recoveries] = await Promise.all([replaysOf(db, ids), attemptsOf(db, ids), recoveriesOf(db, ids)]);
   return rows.map(({ delivery: d, url, eventType }) => {
     const own = attempts.filter((a) => a.deliveryId === d.id);
-    const view = describeDelivery(d, own, replays.get(d.id) ?? []);
+    const view = describeDelivery(d, own, replays.get(d.id) ?? [], recoveries.get(d.id) ?? null);
     return {
       ...view,
       kind: d.kind as ConsoleWebhookDelivery['kind'],
@@ -230,15 +240,19 @@ function decodeDeliveryCursor(protector: DataProtector, caller: Caller, subscrip
   return decoded.position;
 }
 
-/** The endpoint's delivery log, newest first, page by page. */
+/** The endpoint's delivery log, newest first, page by page; with `delivery_id`, that one delivery of it (a link from elsewhere). */
 export async function listWebhookDeliveries(
   db: Database,
   protector: DataProtector,
   caller: Caller,
-  input: { subscription_id: string; filter?: DeliveryFilter; cursor?: string; limit?: number },
+  input: { subscription_id: string; filter?: DeliveryFilter; cursor?: string; limit?: number; delivery_id?: string },
 ): Promise<{ deliveries: ConsoleWebhookDelivery[]; next_cursor: string | null }> {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, input.subscription_id);
+  if (input.delivery_id !== undefined) {
+    const rows = await tenantDeliveries(db, caller, { subscriptionId: subscription.id, deliveryIds: [input.delivery_id], filter: input.filter });
+    return { deliveries: await describeDeliveries(db, rows), next_cursor: null };
+  }
   const limit = input.limit ?? DELIVERY_PAGE_DEFAULT;
   const afterId = input.cursor === undefined ? undefined : decodeDeliveryCursor(protector, caller, subscription.id, input.cursor);
   if (afterId !== undefined && !(await isDeliveryOf(db, afterId, subscription.id))) throw invalidCursor();
@@ -295,18 +309,103 @@ export async function retryWebhookDeliveryNow(db: Database, caller: Caller, deli
 /**
  * Svix's "recover" (webhooks/deliveries.ts recoverDeadLetters): one replay per dead-lettered event
  * of the endpoint created since `since`, oldest first, at most RECOVER_MAX_EVENTS per call;
- * `remaining` says how many more a next call would replay. A concurrent call of the same
- * endpoint is refused with 409 recovery_in_progress.
+ * `remaining` says how many more a next call would replay, `recently_recovered` how many it left
+ * because a recover replayed them moments ago. A concurrent call of the same endpoint is refused
+ * with 409 recovery_in_progress.
  */
 export async function recoverWebhookDeliveries(db: Database, caller: Caller, subscriptionId: string, since: Date) {
   requireSandbox(caller);
   const subscription = await ownSubscription(db, caller, subscriptionId);
   if (subscription.status !== 'active') asPartnerError(subscriptionDisabled(subscription.id));
   const queue = await requireDeliveryQueue();
-  const { replayIds, remaining } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
+  const { replayIds, remaining, settling } = await recoverDeadLetters(db, queue, { subscriptionId: subscription.id, environment: subscription.environment, clientId: subscription.clientId, since, requestedBy: requestedBy(caller) }).catch((error: unknown) => {
     if (error instanceof WebhookError && error.code === 'recovery_in_progress') throw recoveryInProgress();
     throw error;
   });
   const rows = replayIds.length === 0 ? [] : await tenantDeliveries(db, caller, { deliveryIds: replayIds });
-  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replayIds.length, remaining, deliveries: await describeDeliveries(db, rows) };
+  return { subscription_id: subscription.id, since: since.toISOString(), replayed: replayIds.length, remaining, recently_recovered: settling, deliveries: await describeDeliveries(db, rows) };
+}
+
+// ---- An endpoint's health ----------------------------------------------------------------------
+
+/** The health view's hours: 24, the last one the current (partial) hour. */
+export const HEALTH_HOURS = 24;
+/** At most this many attempts are listed behind one hour. */
+export const BUCKET_ATTEMPTS_MAX = 100;
+const HOUR_MS = 3_600_000;
+
+/** The 24 UTC hours ending with the one `now` is in. */
+export function healthWindow(now: number): { from: Date; to: Date } {
+  const end = Math.floor(now / HOUR_MS) * HOUR_MS + HOUR_MS;
+  return { from: new Date(end - HEALTH_HOURS * HOUR_MS), to: new Date(end) };
+}
+
+function describeBucket(b: AttemptBucket, end: Date) {
+  const ended = b.succeeded + b.failed;
+  return {
+    start: b.start.toISOString(),
+    end: end.toISOString(),
+    attempts: b.attempts,
+    succeeded: b.succeeded,
+    failed: b.failed,
+    in_flight: b.inFlight,
+    success_rate: ended === 0 ? null : b.succeeded / ended,
+    latency_p50_ms: b.p50Ms,
+    latency_p95_ms: b.p95Ms,
+  };
+}
+
+/**
+ * Success rate and latency of one of the caller's endpoints over the last 24 hours, hour by hour
+ * (Svix's endpoint statistics): every attempt counts, retries, replays and test events included,
+ * since each is a request the endpoint answered (or did not).
+ */
+export async function getWebhookEndpointHealth(db: Database, caller: Caller, subscriptionId: string, now = Date.now()): Promise<ConsoleWebhookHealth> {
+  requireSandbox(caller);
+  const subscription = await ownSubscription(db, caller, subscriptionId);
+  const window = healthWindow(now);
+  const { hours, total } = await attemptBuckets(db, caller, subscription.id, window);
+  const byStart = new Map(hours.map((h) => [h.start.getTime(), h]));
+  const buckets = Array.from({ length: HEALTH_HOURS }, (_, i) => {
+    const start = window.from.getTime() + i * HOUR_MS;
+    const hour = byStart.get(start) ?? { start: new Date(start), attempts: 0, succeeded: 0, failed: 0, inFlight: 0, p50Ms: null, p95Ms: null };
+    return describeBucket(hour, new Date(start + HOUR_MS));
+  });
+  return { subscription_id: subscription.id, window_start: window.from.toISOString(), window_end: window.to.toISOString(), totals: describeBucket(total, window.to), buckets };
+}
+
+/** The attempts behind one hour of the health view, newest first, each naming its delivery. */
+export async function listWebhookBucketAttempts(db: Database, caller: Caller, subscriptionId: string, bucketStart: Date, now = Date.now()) {
+  requireSandbox(caller);
+  const subscription = await ownSubscription(db, caller, subscriptionId);
+  const window = healthWindow(now);
+  const start = bucketStart.getTime();
+  if (start % HOUR_MS !== 0) {
+    throw new PartnerError('invalid_request', 'bucket_start must be the start of an hour (UTC), as the health view gives it.', { details: [{ field: 'bucket_start', issue: 'not_an_hour' }] });
+  }
+  if (start < window.from.getTime() || start >= window.to.getTime()) {
+    throw new PartnerError('invalid_request', `bucket_start must be one of the last ${HEALTH_HOURS} hours: from ${window.from.toISOString()} to ${new Date(window.to.getTime() - HOUR_MS).toISOString()}.`, {
+      details: [{ field: 'bucket_start', issue: 'outside_window' }],
+    });
+  }
+  const bucket = { from: new Date(start), to: new Date(start + HOUR_MS) };
+  const rows = await attemptsInWindow(db, caller, subscription.id, bucket, BUCKET_ATTEMPTS_MAX + 1);
+  return {
+    subscription_id: subscription.id,
+    bucket_start: bucket.from.toISOString(),
+    bucket_end: bucket.to.toISOString(),
+    attempts: rows.slice(0, BUCKET_ATTEMPTS_MAX).map((a) => ({
+      attempt_id: a.attemptId,
+      delivery_id: a.deliveryId,
+      attempt: a.attempt,
+      kind: a.kind as 'event' | 'replay' | 'test',
+      event_type: a.eventType as EventType | null,
+      started_at: a.startedAt.toISOString(),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      error_class: a.errorClass,
+      outcome: a.outcome,
+    })),
+    truncated: rows.length > BUCKET_ATTEMPTS_MAX,
+  };
 }

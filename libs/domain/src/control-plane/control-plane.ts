@@ -1,7 +1,7 @@
+import type { Environment, Scope } from '@lop/contract';
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { apiClients, apiKeys, laboratories, programGrants, programs, type Database, type Sql, type Transaction } from '@lop/db';
 import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
-import type { Environment, Scope } from '../auth/scopes';
 import { recordControlAction, recordControlActionOver, UNATTRIBUTED, type ControlActor } from '../audit/record';
 import type { DataProtector } from '../security/protector';
 import { retireEncryptionKey, rotateEncryptionKey, type RecordKeyChange } from '../security/key-rotation';

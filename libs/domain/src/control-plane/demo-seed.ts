@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { SCOPES } from '@lop/contract';
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { aoeQuestions, apiClients, apiKeys, catalogItems, laboratories, locations, programs, requirementProfiles, type Database } from '@lop/db';
 import { hashApiKey, keyEnvironment } from '../auth/api-key';
-import { SCOPES } from '../auth/scopes';
 import { createKey, grantPrograms } from './control-plane';
 
 /** Stable identifiers, so seeding twice finds the same rows instead of duplicating them. */

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { sqlOf, type events, type Transaction } from '@lop/db';
-import type { Environment } from '../auth/scopes';
-import { actionRequiredCodes, partnerActionFor } from '../exceptions/resolution';
+import { type Environment, EVENT_PAYLOAD_VERSION, type EventType } from '@lop/contract';
+import { notifyAfterCommit, sqlOf, type events, type Transaction } from '@lop/db';
+import { NO_PARTNER_ACTION, nextActionOf, partnerActionsOf } from '../exceptions/partner-action';
 import { PartnerError } from '../http/errors';
 import { lockGrantedPrograms } from '../programs/programs';
-import { EVENT_PAYLOAD_VERSION } from '../versions';
-import { eventDataSchema, type EventData, type EventType, type PartnerEvent } from './events.schemas';
+import { eventDataSchema, type EventData, type PartnerEvent } from './events.schemas';
 
 export interface EventDraft {
   type: EventType;
@@ -63,6 +62,17 @@ const streamBusy = () =>
  * A write that waits longer than the pool's lock_timeout for the row is the client's own writes
  * queueing (its capacity, not an outage): 429 with Retry-After, never 503.
  */
+/**
+ * The channel told of each commit that appends to a stream, with the stream
+ * (`<client id>:<environment>`) as payload: the API processes' LISTEN connections wake that
+ * stream's waiting reads (waiters.ts). Sent after the commit, not inside it (libs/db after-commit.ts
+ * says why); events the previous release appends during a rolling upgrade wake nobody, and those
+ * reads answer at their deadline.
+ */
+export const EVENTS_CHANNEL = 'lop_events';
+
+export const streamKey = (stream: Stream) => `${stream.clientId}:${stream.environment}`;
+
 export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, stream: Stream, given: EventDraft[]): Promise<PartnerEvent[]> {
   const visible = await ofGrantedPrograms(tx, stream, given);
   if (visible.length === 0) return [];
@@ -117,6 +127,8 @@ export async function appendEventsThrough(outbox: EventOutbox, tx: Transaction, 
   await client`insert into events ${client(columns)}`;
   // On a schema without the deferred check, the outbox follows the events it references.
   if (!outboxFirst) await outbox.write(tx, stream, outboxEvents);
+  // Wakes the stream's waiting reads (GET /v1/events?wait, waiters.ts) once this commits.
+  await notifyAfterCommit(tx, EVENTS_CHANNEL, streamKey(stream));
   return appended;
 }
 
@@ -135,19 +147,20 @@ async function ofGrantedPrograms(tx: Transaction, stream: Stream, drafts: EventD
 }
 
 /**
- * Every event that states an order's next_action states it as GET order does at commit: while
- * the partner owns an open exception of the order, the action that exception asks (lifecycle.ts,
- * nextActionOf) — whichever code built the draft. A new order has no exceptions: its
- * order.created needs no look-up.
+ * Every event that states an order's next_action states it as GET order does at commit: the
+ * draft carries the state's, and nextActionOf (exceptions/partner-action.ts) turns it into the
+ * one a partner-owned open exception of the order asks — whichever code built the draft. A new
+ * order has no exceptions: its order.created needs no look-up.
  */
 async function withPartnerActions(tx: Transaction, drafts: EventDraft[]): Promise<EventDraft[]> {
-  const orderIds = [...new Set(drafts.filter((d) => d.type !== 'order.created' && d.orderId && d.data.next_action !== undefined).map((d) => d.orderId!))];
+  const statesNextAction = (d: EventDraft): d is EventDraft & { orderId: string } => Boolean(d.orderId) && d.data.next_action !== undefined;
+  const orderIds = [...new Set(drafts.filter((d) => d.type !== 'order.created' && statesNextAction(d)).map((d) => d.orderId!))];
   if (orderIds.length === 0) return drafts;
-  const open = await actionRequiredCodes(tx, orderIds);
-  if (open.size === 0) return drafts;
+  const actions = await partnerActionsOf(tx, orderIds);
   return drafts.map((draft) => {
-    const category = draft.orderId && draft.data.next_action !== undefined ? open.get(draft.orderId) : undefined;
-    return category ? { ...draft, data: { ...draft.data, next_action: partnerActionFor(category) } } : draft;
+    if (!statesNextAction(draft)) return draft;
+    const nextAction = nextActionOf(draft.data.next_action!, actions.get(draft.orderId) ?? NO_PARTNER_ACTION);
+    return nextAction === draft.data.next_action ? draft : { ...draft, data: { ...draft.data, next_action: nextAction } };
   });
 }
 

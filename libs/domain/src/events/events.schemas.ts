@@ -1,9 +1,6 @@
 import { environmentSchema, eventTypeSchema, lifecycleSchema, nextActionSchema } from '@lop/contract';
 import { z } from 'zod';
-import { timestampSchema } from '../common-schemas';
-
-// The nine event types are published vocabulary (@lop/contract); re-exported for the domain's modules.
-export { EVENT_TYPES, eventTypeSchema, type EventType } from '@lop/contract';
+import { queryInteger, textSchema, timestampSchema } from '../common-schemas';
 
 /**
  * The allow-list of `data` keys (spec § Events). Strict: an extra key fails validation, so
@@ -60,3 +57,15 @@ export const eventPageSchema = z
     has_more: z.boolean(),
   })
   .meta({ id: 'EventPage' });
+
+export const EVENTS_DEFAULT_LIMIT = 100;
+export const EVENTS_MAX_LIMIT = 500;
+
+/**
+ * The query of every cursor-paged read of events (events/stream.ts readEventPage), spread into a
+ * route's own input: GET /v1/events adds `wait`.
+ */
+export const eventPageInput = {
+  cursor: textSchema(64).optional().meta({ description: 'The next_cursor of a previous response; omit to start from the beginning.' }),
+  limit: queryInteger({ min: 1, max: EVENTS_MAX_LIMIT, default: EVENTS_DEFAULT_LIMIT }).meta({ description: `Page size, 1 to ${EVENTS_MAX_LIMIT} in plain decimal digits; default ${EVENTS_DEFAULT_LIMIT}.` }),
+};

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { apiClients, connectDatabase, createTestDatabase, detachPartitionsBefore, laboratories, listPartitions, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
+import { describe, expect, it } from 'vitest';
+import { apiClients, detachPartitionsBefore, laboratories, listPartitions } from '@lop/db';
+import { ownTestDatabase } from '../../testing/orders';
 import type { Caller } from '../auth/authenticate';
 import { runMaintenancePass } from '../retention/maintenance-job';
 import { DataProtector } from '../security/protector';
@@ -11,16 +12,7 @@ import { readEvents } from './stream';
  * events' monthly partitions, on a database of this file's own: it detaches partitions, which no
  * other file's rows may be in.
  */
-let database: TestDatabase;
-let connection: DatabaseConnection;
-beforeAll(async () => {
-  database = await createTestDatabase(withDatabase(inject('databaseUrl'), 'postgres'), 'event-partitions');
-  connection = connectDatabase(database.url, { max: 4, applicationName: 'event-partitions-test' });
-});
-afterAll(async () => {
-  await connection?.close();
-  await database?.drop();
-});
+const connection = ownTestDatabase('event-partitions');
 
 const protector = new DataProtector(randomBytes(32));
 const utc = (iso: string) => new Date(`${iso}T00:00:00Z`);

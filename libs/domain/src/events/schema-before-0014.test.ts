@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, createTestDatabase, migrationsFolderOf, runMigrations, withDatabase, type DatabaseConnection, type TestDatabase } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import { SCOPES } from '../auth/scopes';
 import { createKey } from '../control-plane/control-plane';
 import { newOrder } from '../../testing/orders';
 import { DataProtector } from '../security/protector';

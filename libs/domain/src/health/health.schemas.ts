@@ -1,5 +1,5 @@
+import { environmentSchema } from '@lop/contract';
 import { z } from 'zod';
-import { environmentSchema } from '../auth/scopes';
 import { timestampSchema } from '../common-schemas';
 import { SERVICE_VERSION } from '../versions';
 

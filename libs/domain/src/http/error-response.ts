@@ -1,5 +1,6 @@
+import type { ErrorCode } from '@lop/contract';
 import { TRPCError } from '@trpc/server';
-import { ERROR_CODES, PartnerError, type ErrorBody, type ErrorCode, type ErrorDetail } from './errors';
+import { ERROR_CODES, PartnerError, type ErrorBody, type ErrorDetail } from './errors';
 import { detailsFromZodIssues } from './zod-issues';
 
 export interface ErrorResponse {

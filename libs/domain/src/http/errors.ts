@@ -31,8 +31,6 @@ export const ERROR_CODES = Object.fromEntries(
   Object.entries(PUBLISHED_ERROR_CODES).map(([code, published]) => [code, { ...published, trpc: TRPC_CODES[code as ErrorCode] }]),
 ) as { readonly [C in ErrorCode]: (typeof PUBLISHED_ERROR_CODES)[C] & { readonly trpc: (typeof TRPC_CODES)[C] } };
 
-export type { ErrorCode } from '@lop/contract';
-
 export interface ErrorDetail {
   field?: string;
   issue: string;

@@ -1,5 +1,5 @@
+import { EVENT_TYPES } from '@lop/contract';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../events/events.schemas';
 import type { OrderRow } from '../orders/order-resource';
 import { acceptOrder } from './acceptance';
 import { cancelByLaboratory } from './cancellation';

@@ -1,12 +1,13 @@
+import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import { and, eq } from 'drizzle-orm';
 import { orders, resultVersions, specimens, type Database, type Transaction } from '@lop/db';
 import type { EventDraft } from '../events/append';
 import { appendEvents } from '../webhooks/outbox';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { exceptionRowsOf, insertExceptionRow, lockExceptionRow, markExceptionResolved, orderIdOfException, type ExceptionRow } from '../exceptions/exceptions';
-import { actionRequiredCode } from '../exceptions/resolution';
+import { partnerActionFrom, partnerActionOf, samePartnerAction } from '../exceptions/partner-action';
 import { actionRequiredData } from '../orders/order-events';
-import { isClosed, LIFECYCLE_DETAILS, type LifecycleDetail } from '../orders/lifecycle';
+import { isClosed } from '../orders/lifecycle';
 import type { OrderRow } from '../orders/order-resource';
 import { orderEvent } from '../orders/state-change';
 import type { OpenExceptionInput } from './laboratory-operations.schemas';
@@ -17,7 +18,7 @@ export { exceptionsPath } from '../http/resource-paths';
 
 /** integration.action_required: the partner must act; the category says on what. */
 export function actionRequiredEvent(order: OrderRow, category: ExceptionCategory, now: Date): EventDraft {
-  return orderEvent(order, 'integration.action_required', now, actionRequiredData(order.id, category));
+  return orderEvent(order, 'integration.action_required', now, actionRequiredData(order.id, partnerActionFrom(category)));
 }
 
 type ExceptionSpec = Omit<OpenExceptionInput, 'order_id'>;
@@ -87,10 +88,10 @@ export async function resolveException(db: Database, input: { exception_id: stri
   return operateOnOrder(db, orderId, async (tx, order) => {
     const row = (await lockExceptionRow(tx, input.exception_id))!;
     if (row.status !== 'open') throw new LaboratoryOperationError('conflict', `exception ${row.id} is already ${row.status}`);
-    const before = await actionRequiredCode(tx, order.id);
+    const before = await partnerActionOf(tx, order.id);
     const resolved = await markExceptionResolved(tx, row.id, { resolvedAt: now, resolutionText: input.resolution_text, operatorNotes: input.operator_notes ?? row.operatorNotes });
-    const after = await actionRequiredCode(tx, order.id);
-    if (after !== before) {
+    const after = await partnerActionOf(tx, order.id);
+    if (!samePartnerAction(after, before)) {
       await appendEvents(tx, { clientId: order.clientId, environment: order.environment }, [orderEvent(order, 'order.updated', now, actionRequiredData(order.id, after))]);
     }
     return { exception: operatorException(resolved) };

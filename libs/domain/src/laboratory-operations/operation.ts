@@ -1,6 +1,6 @@
+import type { EventType } from '@lop/contract';
 import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import { events, orders, type Database, type Transaction } from '@lop/db';
-import type { EventType } from '../events/events.schemas';
 import { orderResource, type OrderRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';
 import { lockOrder } from '../orders/state-change';

@@ -1,6 +1,7 @@
+import type { LifecycleDetail } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { catalogItems, resultVersions, type Database } from '@lop/db';
-import { TRANSITIONS, type LifecycleDetail } from '../orders/lifecycle';
+import { TRANSITIONS } from '../orders/lifecycle';
 import type { ResultRecordBody } from './laboratory-operations.schemas';
 import { describeObservationNumbers } from './observation-text';
 import { LaboratoryOperationError, operateOnOrder } from './operation';

@@ -1,8 +1,9 @@
+import type { LifecycleDetail } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { resultVersions, type Database, type Transaction } from '@lop/db';
 import type { EventDraft } from '../events/append';
 import { appendEvents } from '../webhooks/outbox';
-import { nextState, type LifecycleDetail, type Transition } from '../orders/lifecycle';
+import { nextState, type Transition } from '../orders/lifecycle';
 import { orderPath, resultPath, resultsPath } from '../http/resource-paths';
 import type { OrderRow } from '../orders/order-resource';
 import { changeOrderState, orderEvent } from '../orders/state-change';

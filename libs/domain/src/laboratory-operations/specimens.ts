@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { LifecycleDetail } from '@lop/contract';
 import { and, desc, eq, ne } from 'drizzle-orm';
 import { catalogItems, specimens, type Database, type Transaction } from '@lop/db';
 import type { EventDraft } from '../events/append';
-import { nextState, type LifecycleDetail } from '../orders/lifecycle';
+import { nextState } from '../orders/lifecycle';
 import type { OrderRow, SpecimenRow } from '../orders/order-resource';
 import type { Order } from '../orders/orders.schemas';
 import { changeOrderState, orderEvent } from '../orders/state-change';

@@ -1,7 +1,8 @@
+import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { orders, resultVersions, type Database } from '@lop/db';
-import { IllegalTransitionError, LIFECYCLE_DETAILS, TRANSITIONS, type LifecycleDetail, type Transition } from '../orders/lifecycle';
+import { IllegalTransitionError, TRANSITIONS, type Transition } from '../orders/lifecycle';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { orderResource } from '../orders/order-resource';
 import { acceptOrder } from './acceptance';

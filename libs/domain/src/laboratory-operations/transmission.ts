@@ -1,5 +1,6 @@
+import type { LifecycleDetail } from '@lop/contract';
 import type { Database } from '@lop/db';
-import { nextState, type LifecycleDetail } from '../orders/lifecycle';
+import { nextState } from '../orders/lifecycle';
 import { changeOrderState } from '../orders/state-change';
 import { insertException } from './exceptions';
 import { operateOnOrder } from './operation';

@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry, register as processReg
 import { partitionHorizon, type Sql } from '@lop/db';
 import type { ReadAuditWriter } from '../audit/read-audit';
 import { eventPartitions, horizonSeconds } from '../events/partitions';
+import type { EventWaiters } from '../events/waiters';
 import { READ_ROUTES, type ReplicaSet } from '../reads/replica-set';
 import type { RequestLogWriter } from '../request-log/writer';
 import { readDeliveryBacklog, type DeliveryBacklog } from '../webhooks/delivery-store';
@@ -214,4 +215,26 @@ export function metricsHandler(registries: () => Registry[]) {
       (error: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${(error as Error).message}\n`),
     );
   };
+}
+
+/** GET /v1/events?wait in this API process: reads waiting now, and reads refused 429 since start by the cap they met (docs/events.md). */
+export function registerEventWaitMetrics(registry: Registry, waiters: EventWaiters): void {
+  new Gauge({
+    name: 'partner_events_waiting_reads',
+    help: 'Reads of GET /v1/events held by wait in this process now (no database connection each).',
+    registers: [registry],
+    collect() {
+      this.set(waiters.size);
+    },
+  });
+  new Gauge({
+    name: 'partner_events_waiting_reads_refused',
+    help: 'Reads of GET /v1/events?wait refused 429 too_many_waiting_reads since start, by cap: stream_full (the client and environment) or process_full.',
+    labelNames: ['cap'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ cap: 'stream_full' }, waiters.refusals.stream_full);
+      this.set({ cap: 'process_full' }, waiters.refusals.process_full);
+    },
+  });
 }

@@ -1,16 +1,12 @@
-import { PARTNER_BASE_PATH } from '@lop/contract';
+import { type ErrorCode, PARTNER_API_VERSION, PARTNER_BASE_PATH } from '@lop/contract';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { acceptsRequestBody, forEachOpenApiProcedure } from 'trpc-to-openapi';
-import { ERROR_CODES, type ErrorCode } from '../http/errors';
+import { ERROR_CODES } from '../http/errors';
 import { errorEnvelope } from '../http/envelope';
 import { partnerRouter } from '../routers';
 import type { ProcedureMeta } from '../trpc';
-import { PARTNER_API_VERSION } from '../versions';
 import { errorResponseObject, polishDocument } from './polish';
 import { openApiWebhooks, WEBHOOKS_TAG } from './webhooks';
-
-// Where the API and this document are served is published vocabulary (@lop/contract).
-export { OPENAPI_PATH, PARTNER_BASE_PATH } from '@lop/contract';
 
 export interface DocumentOptions {
   sandboxBaseUrl?: string;

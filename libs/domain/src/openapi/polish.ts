@@ -1,5 +1,6 @@
-import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../http/errors';
-import { ENUM_DOCUMENTATION } from '../documents/enum-descriptions';
+import type { ErrorCode } from '@lop/contract';
+import { ERROR_CODES, type ErrorDetail } from '../http/errors';
+import { checkEnumDocumentation, enumDocumentation } from '../documents/enum-descriptions';
 
 /**
  * Tag descriptions, in the order a partner meets them. A tag used by an operation but missing
@@ -132,12 +133,16 @@ export function polishDocument(document: Json): void {
 
   for (const [name, schema] of Object.entries((document.components.schemas ?? {}) as Record<string, Json>)) {
     if (!Array.isArray(schema.enum)) continue;
-    const documented = ENUM_DOCUMENTATION[name];
+    const documented = enumDocumentation(name);
     if (documented) {
+      // An empty or missing description would otherwise be published as "" and an empty docs cell.
+      checkEnumDocumentation(name, schema.enum, documented);
+      const values: Record<string, string> = documented.values;
       schema.description = documented.description;
-      if (documented.values) schema['x-enumDescriptions'] = Object.fromEntries(schema.enum.map((value: string) => [value, documented.values![value] ?? '']));
-    } else if (!schema.description) {
-      schema.description = `One of: ${schema.enum.map((value: unknown) => `\`${String(value)}\``).join(', ')}.`;
+      schema['x-enumDescriptions'] = Object.fromEntries(schema.enum.map((value: string) => [value, values[value]]));
+    } else {
+      // Without documentation the docs table would publish a column of empty meanings.
+      throw new Error(`Enumeration ${name} is published but not documented: describe it and each of its values in libs/domain/src/documents/enum-descriptions.ts.`);
     }
   }
 

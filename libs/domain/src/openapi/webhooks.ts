@@ -30,7 +30,7 @@ export function openApiWebhooks(): Json {
           operationId: `webhook.${type}`,
           tags: [WEBHOOKS_TAG.name],
           summary: type,
-          description: `${ENUM_DOCUMENTATION.EventType.values?.[type] ?? type}\n\nDelivered to your endpoint as a signed POST. ${retryText()}`,
+          description: `${ENUM_DOCUMENTATION.EventType.values[type]}\n\nDelivered to your endpoint as a signed POST. ${retryText()}`,
           parameters: headers,
           // Not a call to the API: the delivery is authenticated by its x-partner-signature header, which the receiver verifies.
           security: [],

@@ -1,27 +1,14 @@
 import { LIFECYCLE_DETAILS, type Lifecycle, type LifecycleDetail, type NextAction } from '@lop/contract';
-import { partnerActionFor } from '../exceptions/resolution';
+import { nextActionOf, type PartnerAction } from '../exceptions/partner-action';
 
-/**
+/*
  * The order lifecycle (DESIGN §5). The states and what each means for lifecycle and next_action
- * are published vocabulary (@lop/contract, re-exported here for the domain's modules); how an
- * order moves between them is this file's. Every change — partner cancel, laboratory operations,
- * sandbox simulation — goes through TRANSITIONS below; anything not listed is refused. No state
- * is a dead end: every state that is not closed (cancelled or completed, isClosed) has a way out —
- * the laboratory moves it on, or the partner may cancel it.
+ * are published vocabulary (@lop/contract); how an order moves between them is this file's.
+ * Every change — partner cancel, laboratory operations, sandbox simulation — goes through
+ * TRANSITIONS below; anything not listed is refused. No state is a dead end: every state that is
+ * not closed (cancelled or completed, isClosed) has a way out — the laboratory moves it on, or
+ * the partner may cancel it.
  */
-export {
-  ackStatusSchema,
-  LIFECYCLE_DETAILS,
-  lifecycleDetailSchema,
-  lifecycleSchema,
-  nextActionSchema,
-  requisitionStateSchema,
-  specimenStatusSchema,
-  transmissionStatusSchema,
-  type Lifecycle,
-  type LifecycleDetail,
-  type NextAction,
-} from '@lop/contract';
 
 /** Operations that move an order, with the states they may start from and the state they lead to. */
 export const TRANSITIONS = {
@@ -110,14 +97,10 @@ export function orderEventFor(from: LifecycleDetail, to: LifecycleDetail, alongs
 }
 
 /**
- * The order's next_action: its state's, unless the partner owns an open exception.
- * `partnerException` is the category of the newest one (actionRequiredCode), or null / `none`.
+ * What the partner reads of the order's state. next_action is the state's unless the partner owns
+ * an open exception (`partner`, read with partner-action.ts): the one rule, nextActionOf.
  */
-export function nextActionOf(detail: LifecycleDetail, partnerException: string | null = null): NextAction {
-  if (partnerException === null || partnerException === 'none') return LIFECYCLE_DETAILS[detail].next_action;
-  return partnerActionFor(partnerException);
-}
-
-export function describeState(detail: LifecycleDetail, partnerException: string | null = null): { lifecycle: Lifecycle; next_action: NextAction; lifecycle_detail: LifecycleDetail } {
-  return { lifecycle: LIFECYCLE_DETAILS[detail].lifecycle, next_action: nextActionOf(detail, partnerException), lifecycle_detail: detail };
+export function describeState(detail: LifecycleDetail, partner: PartnerAction): { lifecycle: Lifecycle; next_action: NextAction; lifecycle_detail: LifecycleDetail } {
+  const state = LIFECYCLE_DETAILS[detail];
+  return { lifecycle: state.lifecycle, next_action: nextActionOf(state.next_action, partner), lifecycle_detail: detail };
 }

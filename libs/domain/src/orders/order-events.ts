@@ -1,7 +1,8 @@
+import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import type { orders } from '@lop/db';
 import type { EventData } from '../events/events.schemas';
+import { actionRequiredCodeOf, type PartnerAction } from '../exceptions/partner-action';
 import { exceptionsPath, orderPath } from '../http/resource-paths';
-import { LIFECYCLE_DETAILS, type LifecycleDetail } from './lifecycle';
 
 type OrderRow = typeof orders.$inferSelect;
 
@@ -9,8 +10,8 @@ type OrderRow = typeof orders.$inferSelect;
  * What an event says about the partner's open exceptions: `action_required_code` is the category
  * to act on, or `none` once nothing is left; links lead to the authoritative list.
  */
-export function actionRequiredData(orderId: string, code: string): Pick<EventData, 'action_required_code' | 'links'> {
-  return { action_required_code: code, links: { order: orderPath(orderId), exceptions: exceptionsPath(orderId) } };
+export function actionRequiredData(orderId: string, action: PartnerAction): Pick<EventData, 'action_required_code' | 'links'> {
+  return { action_required_code: actionRequiredCodeOf(action), links: { order: orderPath(orderId), exceptions: exceptionsPath(orderId) } };
 }
 
 /** The allow-listed identifiers and coarse state every order-related event carries. */

@@ -1,7 +1,8 @@
+import type { LifecycleDetail } from '@lop/contract';
 import { asc, inArray } from 'drizzle-orm';
 import { specimens, type Database, type orders } from '@lop/db';
-import { actionRequiredCode } from '../exceptions/resolution';
-import { describeState, type LifecycleDetail } from './lifecycle';
+import { partnerActionOf, type PartnerAction } from '../exceptions/partner-action';
+import { describeState } from './lifecycle';
 import type { Order } from './orders.schemas';
 
 export type OrderRow = typeof orders.$inferSelect;
@@ -10,11 +11,10 @@ export type SpecimenRow = typeof specimens.$inferSelect;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /**
- * The partner-facing Order. Built from columns that hold no personal data. `partnerException` is
- * the category of the newest open exception the partner owns (actionRequiredCode), which
- * next_action names when there is one (lifecycle.ts, nextActionOf).
+ * The partner-facing Order. Built from columns that hold no personal data. `partner` is what the
+ * partner must act on (exceptions/partner-action.ts), which decides next_action with the state.
  */
-export function toOrderResource(order: OrderRow, specimenRows: SpecimenRow[], partnerException: string | null): Order {
+export function toOrderResource(order: OrderRow, specimenRows: SpecimenRow[], partner: PartnerAction): Order {
   return {
     order_id: order.id,
     external_order_id: order.externalOrderId,
@@ -22,7 +22,7 @@ export function toOrderResource(order: OrderRow, specimenRows: SpecimenRow[], pa
     item_id: order.itemId,
     external_subject_id: order.externalSubjectId,
     environment: order.environment,
-    ...describeState(order.lifecycleDetail as LifecycleDetail, partnerException),
+    ...describeState(order.lifecycleDetail as LifecycleDetail, partner),
     requisition: {
       state: order.requisitionState as Order['requisition']['state'],
       requisition_id: order.requisitionId,
@@ -71,5 +71,5 @@ export async function specimensOf(db: Reader, orderIds: string[]): Promise<Map<s
 }
 
 export async function orderResource(db: Reader, order: OrderRow): Promise<Order> {
-  return toOrderResource(order, (await specimensOf(db, [order.id])).get(order.id)!, await actionRequiredCode(db, order.id));
+  return toOrderResource(order, (await specimensOf(db, [order.id])).get(order.id)!, await partnerActionOf(db, order.id));
 }

@@ -1,16 +1,16 @@
-import { z } from 'zod';
-import { environmentSchema } from '../auth/scopes';
-import { freeTextSchema, textSchema as text, timestampSchema } from '../common-schemas';
-import { LIMITS } from '../limits';
 import {
   ackStatusSchema,
+  environmentSchema,
   lifecycleDetailSchema,
   lifecycleSchema,
+  LIMITS,
   nextActionSchema,
   requisitionStateSchema,
   specimenStatusSchema,
   transmissionStatusSchema,
-} from './lifecycle';
+} from '@lop/contract';
+import { z } from 'zod';
+import { freeTextSchema, textSchema as text, timestampSchema } from '../common-schemas';
 
 /** Personal fields: accepted, encrypted at rest, never returned, logged or put in events. */
 export const PATIENT_FIELDS = [

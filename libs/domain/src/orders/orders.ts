@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { orderExceptions, orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
+import { orders, preparedStatement, specimens, type Database, type Executor, type Transaction } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { findActiveItem } from '../catalog/catalog';
 import { appendEvents } from '../webhooks/outbox';
@@ -9,6 +9,7 @@ import { checkOrderAgainstRequirements } from './order-check';
 import { resolveRequirements } from '../requirements/requirements';
 import type { DataProtector } from '../security/protector';
 import { isSubjectLinked } from '../subjects/subjects';
+import { NO_PARTNER_ACTION, openPartnerExceptionCategory, partnerActionFrom } from '../exceptions/partner-action';
 import { IllegalTransitionError } from './lifecycle';
 import { orderResource, toOrderResource, type OrderRow, type SpecimenRow } from './order-resource';
 import type { CreateOrderBody, Order } from './orders.schemas';
@@ -96,7 +97,7 @@ export async function createOrder(tx: Transaction, protector: DataProtector, cal
   if (!order) throw conflict('duplicate_external_order_id', 'An order with this external_order_id already exists for this API client.');
   // A new order has no specimens yet (laboratory operations add them later): no query needed.
   // A new order has no exceptions yet.
-  const resource = toOrderResource(order, [], null);
+  const resource = toOrderResource(order, [], NO_PARTNER_ACTION);
   // Last: appending takes the stream's counter lock, held until commit (see appendEvents).
   await appendEvents(tx, { clientId: caller.clientId, environment: caller.environment }, [orderEvent(order, 'order.created', now)]);
   return resource;
@@ -157,10 +158,8 @@ const orderWithSpecimens = preparedStatement((db) =>
       order: orders,
       // Spelled out: inside a selection drizzle renders ${orders.id} unqualified, which here would mean s.id.
       specimens: sql<SpecimenJson[]>`(select coalesce(json_agg(s order by s.created_at, s.id), '[]'::json) from ${specimens} s where s.order_id = "orders"."id")`,
-      // actionRequiredCode in the same round trip: next_action names the partner's open exception.
-      partnerException: sql<
-        string | null
-      >`(select e.category from ${orderExceptions} e where e.order_id = "orders"."id" and e.status = 'open' and e.owner_role = 'partner' order by e.opened_at desc, e.id desc limit 1)`,
+      // What the partner must act on, in the same round trip (exceptions/partner-action.ts).
+      partnerExceptionCategory: openPartnerExceptionCategory(orders.id),
     })
     .from(orders)
     .where(
@@ -178,7 +177,7 @@ const orderWithSpecimens = preparedStatement((db) =>
 export async function getOrder(db: Database, caller: Caller, orderId: string): Promise<Order> {
   const [row] = await orderWithSpecimens(db).execute({ orderId, clientId: caller.clientId, environment: caller.environment, laboratoryId: caller.laboratoryId });
   if (!row) throw notFound('order');
-  return toOrderResource(row.order, row.specimens.map(specimenFromJson), row.partnerException);
+  return toOrderResource(row.order, row.specimens.map(specimenFromJson), partnerActionFrom(row.partnerExceptionCategory));
 }
 
 /** Partner cancel: allowed where the transition table allows it (lifecycle.ts, cancel_by_partner); otherwise 409 and nothing changes. */

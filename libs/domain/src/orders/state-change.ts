@@ -1,10 +1,11 @@
+import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import { and, eq, sql } from 'drizzle-orm';
 import { orders, type Transaction } from '@lop/db';
 import type { EventDraft } from '../events/append';
 import { appendEvents } from '../webhooks/outbox';
 import type { EventData } from '../events/events.schemas';
 import { settleOpenExceptions, type ExceptionSettlement } from '../exceptions/resolution';
-import { LIFECYCLE_DETAILS, nextState, orderEventFor, type LifecycleDetail, type Transition } from './lifecycle';
+import { nextState, orderEventFor, type Transition } from './lifecycle';
 import { orderProgramGranted } from '../programs/programs';
 import { actionRequiredData, orderEventData } from './order-events';
 import type { OrderRow } from './order-resource';
@@ -65,8 +66,8 @@ export async function changeOrderState(tx: Transaction, order: OrderRow, transit
     .where(eq(orders.id, order.id))
     .returning();
   const settlement = LIFECYCLE_DETAILS[next].lifecycle === 'cancelled' ? CLOSED : change.settles;
-  const code = settlement ? await settleOpenExceptions(tx, order.id, settlement, now) : null;
-  const actionRequired = code ? actionRequiredData(order.id, code) : null;
+  const changed = settlement ? await settleOpenExceptions(tx, order.id, settlement, now) : null;
+  const actionRequired = changed ? actionRequiredData(order.id, changed) : null;
   const drafts: EventDraft[] = [...(change.events?.(updated) ?? [])];
   const type = orderEventFor(current, next, drafts.map((d) => d.type)) ?? (actionRequired ? 'order.updated' : null);
   if (type) drafts.push(orderEvent(updated, type, change.occurredAt ?? now, actionRequired ?? {}));

@@ -1,5 +1,5 @@
+import { environmentSchema } from '@lop/contract';
 import { z } from 'zod';
-import { environmentSchema } from '../auth/scopes';
 
 export const programSchema = z
   .object({

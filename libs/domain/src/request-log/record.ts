@@ -1,3 +1,4 @@
+import { LOP_USER_AGENT_PRODUCT, type RequestLogSource } from '@lop/contract';
 import type { Caller } from '../auth/authenticate';
 import { ERROR_CODES } from '../http/errors';
 import { allowListedBodies, NO_BODIES, sentStrings, type RequestLogBodies } from './allow-list';
@@ -22,6 +23,8 @@ export interface FinishedRequest {
   status: number;
   durationMs: number;
   door: 'rest' | 'console';
+  /** Who sent it (sourceOf): what a reader filters by, e.g. to hide lop's own polling. */
+  source: RequestLogSource;
   /** The parsed JSON body, or undefined when the request had none. */
   requestBody: unknown;
   /**
@@ -49,7 +52,7 @@ export interface RequestLogRow {
   errorCode: string | null;
   durationMs: number;
   keyPrefix: string;
-  door: string;
+  source: RequestLogSource;
   scope: string | null;
   requestBody: unknown;
   responseBody: unknown;
@@ -91,6 +94,16 @@ function urlStrings(url: string | undefined): unknown[] {
   }
   return strings;
 }
+/**
+ * Where a request came from: the console's door, or on REST `lop` when its User-Agent is lop's
+ * (`lop/<version>`, RFC 9110's product token), else `rest`. A label the partner reads in its own
+ * log, not a proof: any client may send any User-Agent.
+ */
+export function sourceOf(door: FinishedRequest['door'], userAgent: string | undefined): RequestLogSource {
+  if (door === 'console') return 'console';
+  return userAgent?.startsWith(`${LOP_USER_AGENT_PRODUCT}/`) ? 'lop' : 'rest';
+}
+
 /** The service's own note in place of a body it did not keep: stored as it is. */
 const notStoredNotes = new WeakSet<object>();
 const notStored = (reason: string, bytes: number) => {
@@ -144,7 +157,7 @@ export function toRequestLogRow(request: FinishedRequest, bodies: RequestLogBodi
     errorCode: typeof code === 'string' && Object.hasOwn(ERROR_CODES, code) ? code : null,
     durationMs: Math.max(0, Math.round(request.durationMs)),
     keyPrefix: request.caller.keyPrefix,
-    door: request.door,
+    source: request.source,
     scope: request.scope,
     requestBody: storedBody(kept.request),
     responseBody: storedBody(response && typeof response === 'object' && notStoredNotes.has(response) ? response : kept.response),

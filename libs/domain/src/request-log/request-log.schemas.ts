@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { REQUEST_LOG_SOURCES } from '@lop/contract';
 
 export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx'] as const;
 export const statusClassSchema = z.enum(STATUS_CLASSES).meta({ id: 'StatusClass' });
+export const requestLogSourceSchema = z.enum(REQUEST_LOG_SOURCES).meta({ id: 'RequestLogSource' });
 
 export const requestLogEntrySchema = z
   .object({
@@ -13,7 +15,7 @@ export const requestLogEntrySchema = z
     error_code: z.string().nullable().meta({ description: 'The error envelope\'s `error.code` for a failure; null for a success.' }),
     duration_ms: z.int().meta({ description: 'Milliseconds from receiving the request to finishing its response.' }),
     key_prefix: z.string().meta({ description: 'The display prefix of the key used: `lop_test_` and the next four characters, never the key.' }),
-    source: z.enum(['rest', 'console']).meta({ description: '`rest` for a REST request (curl, lop, your integration); `console` for the sandbox console\'s action that stands for this REST route.' }),
+    source: requestLogSourceSchema,
   })
   .meta({ id: 'RequestLogEntry' });
 export type RequestLogEntry = z.infer<typeof requestLogEntrySchema>;

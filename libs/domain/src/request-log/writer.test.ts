@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import type { Caller } from '../auth/authenticate';
 import { openTestDatabase } from '../../testing/orders';
 import { requestLogBodies } from '../routers/request-log-bodies';
-import { BODY_LIMIT_BYTES, storedBody, toRequestLogRow, type FinishedRequest } from './record';
+import { BODY_LIMIT_BYTES, sourceOf, storedBody, toRequestLogRow, type FinishedRequest } from './record';
 import { RequestLogWriter } from './writer';
 
 const connection = openTestDatabase();
@@ -27,6 +27,7 @@ function finished(overrides: Partial<FinishedRequest> = {}): FinishedRequest {
     status: 200,
     durationMs: 4.4,
     door: 'rest',
+    source: 'rest',
     requestBody: undefined,
     requestBytes: 0,
     responseText: text,
@@ -146,6 +147,15 @@ describe('what a row keeps', () => {
     // A code that is not one of the service's is not the partner's text to keep.
     const forged = { error: { code: 'Jane Doe', message: 'x' } };
     expect(toRequestLogRow(finished({ status: 400, responseText: JSON.stringify(forged), responseBytes: 10 })).errorCode).toBeNull();
+  });
+
+  it('keeps the source: lop by its User-Agent product token on REST, console by its door, rest for anything else', () => {
+    expect(sourceOf('rest', 'lop/0.1.0')).toBe('lop');
+    expect(sourceOf('rest', 'lop/')).toBe('lop');
+    // Only the product token `lop`, never a name that starts with it, nor one that mentions it.
+    for (const agent of ['lopper/1.0', 'curl/8.5.0', 'node', 'my-app lop/0.1.0', undefined]) expect(sourceOf('rest', agent), String(agent)).toBe('rest');
+    expect(sourceOf('console', 'lop/0.1.0')).toBe('console');
+    expect(toRequestLogRow(finished({ source: 'lop' }))).toMatchObject({ source: 'lop' });
   });
 
   it('keeps no personal field, free text, key or secret of a body: the allow-list (allow-list.test.ts) decides', () => {

@@ -161,7 +161,8 @@ const columnsOf = (r: RequestLogRow) => ({
   error_code: r.errorCode,
   duration_ms: r.durationMs,
   key_prefix: r.keyPrefix,
-  door: r.door,
+  // The column is named for the two doors it held first (0011); it is text, so a source needs no migration.
+  door: r.source,
   scope: r.scope,
   request_body: r.requestBody,
   response_body: r.responseBody,

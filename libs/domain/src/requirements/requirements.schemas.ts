@@ -1,7 +1,7 @@
+import { environmentSchema } from '@lop/contract';
 import { z } from 'zod';
-import { environmentSchema } from '../auth/scopes';
 
-const authorityState = z.enum(['configured', 'not_configured']).meta({ id: 'AuthorityState', description: 'not_configured facets require nothing.' });
+export const authorityStateSchema = z.enum(['configured', 'not_configured']).meta({ id: 'AuthorityState', description: 'not_configured facets require nothing.' });
 
 export const aoeQuestionSchema = z
   .object({
@@ -23,16 +23,16 @@ export const requirementsProfileSchema = z
     subject: z.object({
       mode: z.literal('opaque_reference'),
       required_patient_fields: z.array(z.string()),
-      authority_state: authorityState,
+      authority_state: authorityStateSchema,
     }),
-    order: z.object({ required_fields: z.array(z.string()), authority_state: authorityState }),
+    order: z.object({ required_fields: z.array(z.string()), authority_state: authorityStateSchema }),
     provider: z.object({
       requirement: z.enum(['not_required', 'required']),
       required_fields: z.array(z.string()),
-      authority_state: authorityState,
+      authority_state: authorityStateSchema,
       license_authority_state: z.literal('not_modeled'),
     }),
-    aoe: z.object({ authority_state: authorityState, questions: z.array(aoeQuestionSchema) }),
+    aoe: z.object({ authority_state: authorityStateSchema, questions: z.array(aoeQuestionSchema) }),
     clinical: z.object({
       policy: z.string(),
       ordering_model: z.string(),
@@ -44,7 +44,7 @@ export const requirementsProfileSchema = z
     collection: z.object({ methods: z.array(z.string()), regions: z.array(z.string()) }),
     billing: z.object({
       mode_required: z.boolean(),
-      authority_state: authorityState,
+      authority_state: authorityStateSchema,
       // Create refuses a billing_mode outside this list, so the profile has to show it.
       accepted_modes: z.array(z.string()).meta({ description: 'The billing_mode values an order may carry; empty means any.' }),
     }),

@@ -11,10 +11,7 @@ export const RESULT_STATUSES = ['recorded', 'released'] as const;
 export const resultStatusSchema = z.enum(['released']).meta({ id: 'ResultStatus' });
 export const pendingReasonSchema = z
   .enum(['not_yet_released', 'update_not_yet_released'])
-  .meta({
-    id: 'ResultPendingReason',
-    description: '`not_yet_released`: no version of the result has been released yet. `update_not_yet_released`: a newer version exists but is not released; the released versions below stay authoritative until it is.',
-  });
+  .meta({ id: 'ResultPendingReason' });
 
 export type ResultVersionType = z.infer<typeof resultVersionTypeSchema>;
 export type ResultState = z.infer<typeof resultStateSchema>;
@@ -83,10 +80,7 @@ export const resultCollectionSchema = z
   .meta({ id: 'ResultCollection' });
 export type ResultCollection = z.infer<typeof resultCollectionSchema>;
 
-export const reportStateSchema = z.enum(['available']).meta({
-  id: 'ReportState',
-  description: 'Only `available` is answered with 200; without a laboratory document the endpoint refuses with 404 `report_not_modeled`.',
-});
+export const reportStateSchema = z.enum(['available']).meta({ id: 'ReportState' });
 
 export const reportAvailabilitySchema = z
   .object({

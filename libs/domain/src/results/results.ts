@@ -1,8 +1,8 @@
+import { LIFECYCLE_DETAILS, type LifecycleDetail } from '@lop/contract';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { resultVersions, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
 import { notFound } from '../http/errors';
-import { LIFECYCLE_DETAILS, type LifecycleDetail } from '../orders/lifecycle';
 import type { OrderRow } from '../orders/order-resource';
 import { findOrderForCaller } from '../orders/orders';
 import type { PendingReason, ResultCollection, ResultState, ResultVersion, ResultVersionType } from './results.schemas';

@@ -97,13 +97,12 @@ export async function pruneExpiredRows(sql: Sql, settings: RetentionSettings, op
 
   const keysBefore = before(settings.idempotencyKeySeconds);
   for (;;) {
-    // A key still locked by a running request stays, whatever its age (it cannot be, in practice:
-    // the lock lasts seconds), so pruning can never make an in-flight create look new.
+    // By age alone: a create in flight owns its key by an advisory lock and writes its row only as
+    // it commits (orders/idempotency.ts), so no row stands for a running request. locked_until is a
+    // lease of older releases that every release since sets to now(); it is being removed (0030).
     const rows = await sql`
       delete from idempotency_keys where ctid = any(array(
-        select ctid from idempotency_keys
-        where created_at < ${keysBefore}::timestamptz and locked_until < ${now.toISOString()}::timestamptz
-        limit ${batch}))`;
+        select ctid from idempotency_keys where created_at < ${keysBefore}::timestamptz limit ${batch}))`;
     pruned.idempotency_keys += rows.count;
     if (rows.count < batch) break;
   }

@@ -1,20 +1,16 @@
+import { eventTypeSchema, lifecycleDetailSchema, lifecycleSchema, nextActionSchema } from '@lop/contract';
 import { z } from 'zod';
 import { jsonInteger } from '../common-schemas';
-import { eventTypeSchema } from '../events/events.schemas';
-import { lifecycleDetailSchema, lifecycleSchema, nextActionSchema } from '../orders/lifecycle';
 import { createOrderBodySchema } from '../orders/orders.schemas';
 import { SCENARIO_NAMES } from './scenario-definitions';
 
 export const FIXTURE_CONTRACTS = ['minimal', 'provider', 'patient', 'aoe'] as const;
 export type FixtureContract = (typeof FIXTURE_CONTRACTS)[number];
+export const fixtureContractSchema = z.enum(FIXTURE_CONTRACTS).meta({ id: 'FixtureContract' });
 
 export const orderFixtureSchema = z
   .object({
-    contract: z.enum(FIXTURE_CONTRACTS).meta({
-      id: 'FixtureContract',
-      description:
-        '`minimal`: only the fields every order needs. `provider`: an ordering provider is required. `patient`: patient fields are required. `aoe`: ask-at-order-entry questions must be answered.',
-    }),
+    contract: fixtureContractSchema,
     available: z.boolean().meta({ description: 'False when none of your granted sandbox tests has requirements of this kind; `body` is then null.' }),
     description: z.string(),
     body: createOrderBodySchema.nullable().meta({

@@ -1,4 +1,4 @@
-import { LIFECYCLE_DETAILS } from '../orders/lifecycle';
+import { LIFECYCLE_DETAILS } from '@lop/contract';
 import { describe, expect, it } from 'vitest';
 import { planScenario, SCENARIOS } from './scenarios';
 import { resultRecordBody } from '../laboratory-operations/laboratory-operations.schemas';

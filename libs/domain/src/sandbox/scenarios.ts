@@ -1,6 +1,6 @@
-import type { EventType } from '../events/events.schemas';
+import type { EventType, LifecycleDetail } from '@lop/contract';
 import type { Scenario } from './sandbox.schemas';
-import { nextState, orderEventFor, type LifecycleDetail } from '../orders/lifecycle';
+import { nextState, orderEventFor } from '../orders/lifecycle';
 import { SCENARIO_DEFINITIONS, type ScenarioDefinition, type ScenarioStep } from './scenario-definitions';
 import { expectStep, type ModelState } from './step-operations';
 

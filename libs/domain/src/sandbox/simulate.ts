@@ -1,11 +1,11 @@
+import type { EventType, LifecycleDetail } from '@lop/contract';
 import { and, eq } from 'drizzle-orm';
 import { orders, sandboxScenarioProgress, type Database } from '@lop/db';
 import type { Caller } from '../auth/authenticate';
-import type { EventType } from '../events/events.schemas';
 import { notFound, PartnerError } from '../http/errors';
 import { LaboratoryOperationError } from '../laboratory-operations/operation';
-import { actionRequiredCode } from '../exceptions/resolution';
-import { describeState, IllegalTransitionError, type LifecycleDetail } from '../orders/lifecycle';
+import { openPartnerExceptionCategory, partnerActionFrom } from '../exceptions/partner-action';
+import { describeState, IllegalTransitionError } from '../orders/lifecycle';
 import { lockOrder } from '../orders/state-change';
 import type { SimulationResult } from './sandbox.schemas';
 import { findScenario, type ScenarioPlan } from './scenarios';
@@ -86,7 +86,10 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
       .insert(sandboxScenarioProgress)
       .values({ orderId: order.id, scenario: plan.scenario, stepsApplied: done + count, createdAt: now, updatedAt: now })
       .onConflictDoUpdate({ target: [sandboxScenarioProgress.orderId, sandboxScenarioProgress.scenario], set: { stepsApplied: done + count, updatedAt: now } });
-    const [current] = await tx.select({ detail: orders.lifecycleDetail }).from(orders).where(eq(orders.id, order.id));
+    const [current] = await tx
+      .select({ detail: orders.lifecycleDetail, partnerExceptionCategory: openPartnerExceptionCategory(orders.id) })
+      .from(orders)
+      .where(eq(orders.id, order.id));
 
     return {
       order_id: order.id,
@@ -97,7 +100,7 @@ export async function simulateScenario(db: Database, caller: Caller, input: { or
       steps_completed: done + count,
       steps_remaining: plan.planned.length - done - count,
       applied_steps: applied,
-      ...describeState(current.detail as LifecycleDetail, await actionRequiredCode(tx, order.id)),
+      ...describeState(current.detail as LifecycleDetail, partnerActionFrom(current.partnerExceptionCategory)),
     };
   });
 }

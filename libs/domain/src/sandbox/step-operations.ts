@@ -1,6 +1,6 @@
+import type { EventType, LifecycleDetail } from '@lop/contract';
 import { and, count, desc, eq } from 'drizzle-orm';
 import { catalogItems, resultVersions, type Database } from '@lop/db';
-import type { EventType } from '../events/events.schemas';
 import { EXCEPTION_CATEGORIES, type ExceptionCategory } from '../exceptions/exceptions.schemas';
 import { acceptOrder } from '../laboratory-operations/acceptance';
 import { cancelByLaboratory } from '../laboratory-operations/cancellation';
@@ -10,7 +10,7 @@ import { recordResult } from '../laboratory-operations/result-recording';
 import { releaseResult } from '../laboratory-operations/result-release';
 import { accessionSpecimen, collectSpecimen, receiveSpecimen, rejectSpecimen, shipSpecimen } from '../laboratory-operations/specimens';
 import { acknowledgeOrder, failTransmission, transmitOrder } from '../laboratory-operations/transmission';
-import { TRANSITIONS, type LifecycleDetail, type Transition } from '../orders/lifecycle';
+import { TRANSITIONS, type Transition } from '../orders/lifecycle';
 import type { OrderRow } from '../orders/order-resource';
 import { syntheticResult, type SyntheticResultKind } from './synthetic-results';
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Environment, EventType } from '@lop/contract';
 import type { Database, Transaction } from '@lop/db';
-import type { Environment } from '../auth/scopes';
-import type { EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
 import { activeTraceparent } from '../telemetry/tracing';
 import {
@@ -12,7 +11,9 @@ import {
   insertRecoveryReplays,
   insertReplay,
   insertTestDelivery,
+  markRecovered,
   pendingDeliveryOfEvent,
+  recoveriesOf,
   replaysOf,
   selectDeliveries,
   tryLockEndpointReplays,
@@ -32,12 +33,13 @@ import { testEvent } from './test-event';
 async function withAttempts(db: Database, rows: DeliveryRow[]): Promise<DeliveryView[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const [attempts, replays] = await Promise.all([attemptsOf(db, ids), replaysOf(db, ids)]);
+  const [attempts, replays, recoveries] = await Promise.all([attemptsOf(db, ids), replaysOf(db, ids), recoveriesOf(db, ids)]);
   return rows.map((row) =>
     describeDelivery(
       row,
       attempts.filter((a) => a.deliveryId === row.id),
       replays.get(row.id)!,
+      recoveries.get(row.id) ?? null,
     ),
   );
 }
@@ -62,9 +64,10 @@ async function lockEndpointReplays(tx: Transaction, subscriptionId: string): Pro
 
 /**
  * A new delivery (new delivery id, fresh attempt chain) of the same event to the same
- * subscription, linked to the original by `replay_of` and recording who asked. The original is
- * left exactly as it was: the history stays auditable. Idempotent while it matters: refused when
- * a delivery of the event to the endpoint is still pending (a replay asked twice, two tabs).
+ * subscription, linked to the original by `replay_of` and recording who asked. The original keeps
+ * its attempts and state (the history stays auditable); the event's dead letters on the endpoint
+ * are marked recovered by this replay, as recover marks them. Idempotent while it matters: refused
+ * when a delivery of the event to the endpoint is still pending (a replay asked twice, two tabs).
  */
 export async function replayDelivery(db: Database, queue: DeliveryQueue, deliveryId: string, requestedBy: string): Promise<DeliveryView> {
   const replayId = await db.transaction(async (tx) => {
@@ -80,6 +83,7 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
     if (pending) throw new WebhookError('replay_pending', `delivery ${pending} of the same event is still pending; replay once it is delivered or dead-lettered`);
     // The replay's attempts join the trace of whoever asked for it (a console request), not the original's.
     const replayId = await insertReplay(tx, { ...original, eventId: original.eventId }, requestedBy, activeTraceparent());
+    await markRecovered(tx, subscription.id, original.eventId);
     await queue.enqueue(tx, [{ delivery_id: replayId, attempt: 1, environment: subscription.environment, clientId: subscription.clientId }]);
     return replayId;
   });
@@ -88,31 +92,45 @@ export async function replayDelivery(db: Database, queue: DeliveryQueue, deliver
 
 /** At most this many events are replayed by one recover call; the answer says how many remain. */
 export const RECOVER_MAX_EVENTS = 1000;
+/** How long after a recover its events are not recovered again: longer than a double click, two tabs or a retried script. */
+export const RECOVER_SETTLE_SECONDS = 30;
 
 /**
  * Svix's "recover": one replay per dead-lettered EVENT of the endpoint since `since`, oldest
- * first, at most `limit`. In one transaction, under a transaction-scoped advisory lock of the
- * endpoint (a concurrent call is refused at once instead of waiting on a pooled connection): the
- * dead letters whose events are replayed are marked recovered, so neither a concurrent call nor a
- * later one replays them again. A replay that dead-letters is a new dead letter of its event, and
- * the next call replays that event once more: once per event per call, never once per dead letter
- * (which is how replays multiplied). An event with a delivery still pending on the endpoint is
- * left to it, and one the endpoint has received (a delivered delivery) needs no replay.
+ * first, at most `limit`. The rules, all in the store's one statement (insertRecoveryReplays):
+ *
+ * - a dead letter is recovered once: the call marks it recovered (`recovered_at`) in the
+ *   transaction that inserts its event's replay, and no later call takes it again;
+ * - an event with a delivery still pending on the endpoint (a replay waiting, retrying, held, or
+ *   in flight right now) is skipped, so calls in quick succession (a double click, two tabs, a
+ *   script) make one set of replays; one the endpoint has received (delivered) needs none;
+ * - an event recovered less than RECOVER_SETTLE_SECONDS ago is left alone (counted as
+ *   `settling`), even if its replay has died already: against an endpoint that answers 410 at once
+ *   a replay dies within moments, and five calls a few hundred ms apart replayed the same events
+ *   again and again;
+ * - after that, a replay that dead-lettered in its turn is a new dead letter of the event, not yet
+ *   recovered: the next call replays the event once more (the endpoint may be fixed by then). Once
+ *   per event per call, never once per dead letter (which is how replays multiplied).
+ *
+ * In one transaction under the endpoint's transaction-scoped advisory lock, taken with try: a
+ * call that overlaps another (or a resend) is refused at once (409) rather than wait on a pooled
+ * connection, and the call that holds it sees every replay committed before it.
  */
 export async function recoverDeadLetters(
   db: Database,
   queue: DeliveryQueue,
-  input: { subscriptionId: string; environment: Environment; clientId: string; since: Date; requestedBy: string; limit?: number },
-): Promise<{ replayIds: string[]; remaining: number }> {
+  input: { subscriptionId: string; environment: Environment; clientId: string; since: Date; requestedBy: string; limit?: number; settleSeconds?: number },
+): Promise<{ replayIds: string[]; remaining: number; settling: number }> {
   const limit = input.limit ?? RECOVER_MAX_EVENTS;
+  const settleSeconds = input.settleSeconds ?? RECOVER_SETTLE_SECONDS;
   return db.transaction(async (tx) => {
     await lockEndpointReplays(tx, input.subscriptionId);
-    const { candidates, replayIds } = await insertRecoveryReplays(tx, { subscriptionId: input.subscriptionId, since: input.since, requestedBy: input.requestedBy, limit, traceparent: activeTraceparent() });
+    const { candidates, settling, replayIds } = await insertRecoveryReplays(tx, { subscriptionId: input.subscriptionId, since: input.since, requestedBy: input.requestedBy, limit, settleSeconds, traceparent: activeTraceparent() });
     await queue.enqueue(
       tx,
       replayIds.map((id) => ({ delivery_id: id, attempt: 1, environment: input.environment, clientId: input.clientId })),
     );
-    return { replayIds, remaining: candidates - replayIds.length };
+    return { replayIds, remaining: candidates - replayIds.length, settling };
   });
 }
 

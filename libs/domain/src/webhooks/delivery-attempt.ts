@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Environment } from '../auth/scopes';
+import type { Environment } from '@lop/contract';
 import { BlockedDestinationError, systemResolver, vetDestination, type DestinationPolicy, type Resolver, type VettedDestination } from './destination-guard';
 import type { AttemptResult } from './retry-policy';
 import { deliveryHeaders } from './signature';

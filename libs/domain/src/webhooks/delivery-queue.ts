@@ -1,7 +1,7 @@
+import type { Environment } from '@lop/contract';
 import { sql } from 'drizzle-orm';
 import { fromDrizzle, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
 import type { Sql, Transaction } from '@lop/db';
-import type { Environment } from '../auth/scopes';
 
 /**
  * The pg-boss queues that wake a worker for each delivery attempt. A job is only a wake-up call

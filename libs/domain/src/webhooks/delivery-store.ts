@@ -340,6 +340,19 @@ export async function insertReplay(tx: Transaction, original: DeliveryRow & { ev
 }
 
 /**
+ * A resend's half of what recover does: the event's dead letters on the endpoint not yet recovered
+ * are marked recovered by the replay just inserted (recoveriesOf finds it by this time), so the
+ * dead-letter count and recover leave them. Returns how many.
+ */
+export async function markRecovered(tx: Transaction, subscriptionId: string, eventId: string): Promise<number> {
+  const rows = await sqlOf(tx)`
+    update webhook_deliveries set recovered_at = now()
+    where subscription_id = ${subscriptionId} and event_id = ${eventId} and state = 'dead_lettered' and recovered_at is null
+    returning id`;
+  return rows.length;
+}
+
+/**
  * Every replay of an endpoint (resend, recover) runs under this transaction-scoped advisory lock,
  * taken with try: a concurrent one is refused at once instead of holding a pooled connection
  * while it waits. False when another holds it.
@@ -362,21 +375,25 @@ export async function pendingDeliveryOfEvent(tx: Transaction, subscriptionId: st
 
 /**
  * recover's statement (deliveries.ts recoverDeadLetters says what it means): under the caller's
- * endpoint lock, marks the chosen dead letters recovered and inserts one replay per event.
+ * endpoint lock, marks the chosen dead letters recovered and inserts one replay per event; an event
+ * recovered less than `settleSeconds` ago is left (`settling`), even if its replay died already.
  */
 export async function insertRecoveryReplays(
   tx: Transaction,
-  input: { subscriptionId: string; since: Date; requestedBy: string; limit: number; traceparent: string | null },
-): Promise<{ candidates: number; replayIds: string[] }> {
+  input: { subscriptionId: string; since: Date; requestedBy: string; limit: number; settleSeconds: number; traceparent: string | null },
+): Promise<{ candidates: number; settling: number; replayIds: string[] }> {
   const since = input.since.toISOString();
-  const [row] = await sqlOf(tx)<{ candidates: number; replay_ids: string[] }[]>`
-    with candidates as (
-      select d.event_id, (array_agg(d.id order by d.created_at desc, d.id desc))[1] as latest, min(d.created_at) as first_at
+  const [row] = await sqlOf(tx)<{ candidates: number; settling: number; replay_ids: string[] }[]>`
+    with unrecovered as (
+      select d.event_id, (array_agg(d.id order by d.created_at desc, d.id desc))[1] as latest, min(d.created_at) as first_at,
+             exists (select 1 from webhook_deliveries r where r.subscription_id = ${input.subscriptionId} and r.event_id = d.event_id
+                     and r.recovered_at > now() - make_interval(secs => ${input.settleSeconds})) as settling
       from webhook_deliveries d
       where d.subscription_id = ${input.subscriptionId} and d.state = 'dead_lettered' and d.event_id is not null
         and d.recovered_at is null and d.created_at >= ${since}::timestamptz
         and not exists (select 1 from webhook_deliveries p where p.subscription_id = d.subscription_id and p.event_id = d.event_id and p.state in ('pending', 'delivered'))
       group by d.event_id),
+    candidates as (select * from unrecovered where not settling),
     chosen as (select * from candidates order by first_at, event_id limit ${input.limit}),
     marked as (
       update webhook_deliveries d set recovered_at = now()
@@ -391,9 +408,10 @@ export async function insertRecoveryReplays(
       order by c.first_at, c.event_id
       returning id)
     select (select count(*) from candidates)::int as candidates,
+           (select count(*) from unrecovered where settling)::int as settling,
            (select count(*) from marked)::int as marked,
            coalesce((select array_agg(id) from replays), '{}') as replay_ids`;
-  return { candidates: row.candidates, replayIds: row.replay_ids };
+  return { candidates: row.candidates, settling: row.settling, replayIds: row.replay_ids };
 }
 
 // ---- Moving deliveries ---------------------------------------------------------------------
@@ -587,7 +605,29 @@ export async function replaysOf(db: Database, deliveryIds: string[]): Promise<Ma
   return replays;
 }
 
-/** Each subscription's deliveries by what they wait for; `retrying` are pending ones a failed attempt left. */
+/**
+ * The replay that recovered each of these dead letters (recover, or a resend of it), by dead letter
+ * id; a dead letter not recovered has none. Not a column: the statement that marks a dead letter
+ * recovered (insertRecoveryReplays, markRecovered) inserts its replay in the same transaction, so
+ * the replay of the same event to the same endpoint created at the dead letter's `recovered_at`
+ * (both the transaction's now()) is the one. Recover replays an event once for all its dead
+ * letters, so several dead letters can lead to one replay.
+ */
+export async function recoveriesOf(db: Database, deliveryIds: string[]): Promise<Map<string, string>> {
+  if (deliveryIds.length === 0) return new Map();
+  const rows = await sqlOf(db)<{ id: string; replay_id: string }[]>`
+    select d.id, r.id as replay_id
+    from webhook_deliveries d
+    join webhook_deliveries r on r.subscription_id = d.subscription_id and r.event_id = d.event_id and r.kind = 'replay' and r.created_at = d.recovered_at
+    where d.id = any(${deliveryIds}::uuid[]) and d.recovered_at is not null`;
+  return new Map(rows.map((row) => [row.id, row.replay_id]));
+}
+
+/**
+ * Each subscription's deliveries by what they wait for; `retrying` are pending ones a failed
+ * attempt left. `deadLettered` counts the dead letters still to act on: a recovered one (its event
+ * replayed) is counted apart, as `recovered`.
+ */
 export async function deliveryCounts(db: Database, subscriptionIds: string[]) {
   if (subscriptionIds.length === 0) return [];
   return db
@@ -597,14 +637,15 @@ export async function deliveryCounts(db: Database, subscriptionIds: string[]) {
       pending: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending')::int`,
       // A failed attempt leaves its error class; a first attempt in flight has none yet.
       retrying: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null)::int`,
-      deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered')::int`,
+      deadLettered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered' and ${webhookDeliveries.recoveredAt} is null)::int`,
+      recovered: sql<number>`count(*) filter (where ${webhookDeliveries.state} = 'dead_lettered' and ${webhookDeliveries.recoveredAt} is not null)::int`,
     })
     .from(webhookDeliveries)
     .where(inArray(webhookDeliveries.subscriptionId, subscriptionIds))
     .groupBy(webhookDeliveries.subscriptionId);
 }
 
-/** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead, failed tests). */
+/** Which deliveries a reader asked for: `failing` is what needs attention (retrying, dead and not recovered, failed tests). */
 export type DeliveryFilter = 'all' | 'failing' | 'dead_lettered' | 'delivered';
 
 export interface TenantDeliveryQuery {
@@ -625,7 +666,7 @@ export async function tenantDeliveries(db: Database, tenant: Tenant, query: Tena
   const filter = query.filter ?? 'all';
   const state =
     filter === 'failing'
-      ? sql`(${webhookDeliveries.state} in ('dead_lettered', 'failed') or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
+      ? sql`((${webhookDeliveries.state} = 'dead_lettered' and ${webhookDeliveries.recoveredAt} is null) or ${webhookDeliveries.state} = 'failed' or (${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.lastErrorClass} is not null))`
       : filter === 'all'
         ? undefined
         : eq(webhookDeliveries.state, filter);
@@ -672,6 +713,111 @@ export async function deliveriesOfEvents(db: Database, eventIds: string[], subsc
     .from(webhookDeliveries)
     .where(and(inArray(webhookDeliveries.eventId, eventIds), inArray(webhookDeliveries.subscriptionId, subscriptionIds)))
     .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
+}
+
+// ---- An endpoint's health ------------------------------------------------------------------
+
+export interface AttemptBucket {
+  /** The bucket's start (UTC, on the hour). */
+  start: Date;
+  attempts: number;
+  /** Attempts the endpoint answered with a 2xx. */
+  succeeded: number;
+  /** Attempts that failed (any other answer, none, or cut off), retried or not. */
+  failed: number;
+  /** Attempts sent and not answered yet. */
+  inFlight: number;
+  /** Latency of the attempts that ended (milliseconds), median and 95th percentile; null without any. */
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+/**
+ * An endpoint's attempts in [from, to) by hour (hours with no attempt are absent), and the whole
+ * window (`total`, start = from). Read from the attempts table through its partition key
+ * (started_at), so only the partitions that can hold the window are scanned
+ * (webhook_delivery_attempts is partitioned by week), joined to the endpoint's deliveries and the
+ * tenant's subscription.
+ */
+export async function attemptBuckets(db: Database, tenant: Tenant, subscriptionId: string, window: { from: Date; to: Date }): Promise<{ hours: AttemptBucket[]; total: AttemptBucket }> {
+  const rows = await attemptBucketsStatement(sqlOf(db), tenant, subscriptionId, window);
+  const bucket = (r: (typeof rows)[number]): AttemptBucket => ({
+    start: r.start === null ? window.from : new Date(r.start),
+    attempts: r.attempts,
+    succeeded: r.succeeded,
+    failed: r.failed,
+    inFlight: r.in_flight,
+    p50Ms: r.p50,
+    p95Ms: r.p95,
+  });
+  const total = rows.find((r) => r.start === null);
+  return {
+    hours: rows.filter((r) => r.start !== null).map(bucket),
+    total: total ? bucket(total) : { start: window.from, attempts: 0, succeeded: 0, failed: 0, inFlight: 0, p50Ms: null, p95Ms: null },
+  };
+}
+
+/** attemptBuckets' statement, not yet run (its test explains it to see which partitions it reads). */
+export function attemptBucketsStatement(sql: Sql, tenant: Tenant, subscriptionId: string, window: { from: Date; to: Date }) {
+  const from = window.from.toISOString();
+  return sql<{ start: Date | null; attempts: number; succeeded: number; failed: number; in_flight: number; p50: number | null; p95: number | null }[]>`
+    select date_bin('1 hour', a.started_at, ${from}::timestamptz) as start,
+           count(*)::int as attempts,
+           count(*) filter (where a.outcome = 'delivered')::int as succeeded,
+           count(*) filter (where a.outcome in ('retry', 'dead_lettered', 'failed'))::int as failed,
+           count(*) filter (where a.outcome = ${SENDING})::int as in_flight,
+           percentile_disc(0.5) within group (order by a.duration_ms) filter (where a.outcome <> ${SENDING}) as p50,
+           percentile_disc(0.95) within group (order by a.duration_ms) filter (where a.outcome <> ${SENDING}) as p95
+    from webhook_delivery_attempts a
+    join webhook_deliveries d on d.id = a.delivery_id
+    join webhook_subscriptions s on s.id = d.subscription_id
+    where a.started_at >= ${from}::timestamptz and a.started_at < ${window.to.toISOString()}::timestamptz
+      and d.subscription_id = ${subscriptionId}
+      and s.laboratory_id = ${tenant.laboratoryId} and s.client_id = ${tenant.clientId} and s.environment = ${tenant.environment}
+    group by grouping sets ((1), ())
+    order by 1 nulls first`;
+}
+
+export interface BucketAttempt {
+  attemptId: string;
+  deliveryId: string;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number | null;
+  statusCode: number | null;
+  errorClass: string | null;
+  outcome: WebhookAttemptOutcome;
+  kind: string;
+  eventType: string | null;
+}
+
+/** The endpoint's attempts in [from, to), newest first, at most `limit` (the attempts behind one bucket). */
+export async function attemptsInWindow(db: Database, tenant: Tenant, subscriptionId: string, window: { from: Date; to: Date }, limit: number): Promise<BucketAttempt[]> {
+  const rows = await sqlOf(db)<
+    { id: string; delivery_id: string; attempt_number: number; started_at: Date; duration_ms: number | null; status_code: number | null; error_class: string | null; outcome: WebhookAttemptOutcome; kind: string; event_type: string | null }[]
+  >`
+    select a.id, a.delivery_id, a.attempt_number, a.started_at, a.duration_ms, a.status_code, a.error_class, a.outcome, d.kind, e.type as event_type
+    from webhook_delivery_attempts a
+    join webhook_deliveries d on d.id = a.delivery_id
+    join webhook_subscriptions s on s.id = d.subscription_id
+    left join events e on e.id = d.event_id
+    where a.started_at >= ${window.from.toISOString()}::timestamptz and a.started_at < ${window.to.toISOString()}::timestamptz
+      and d.subscription_id = ${subscriptionId}
+      and s.laboratory_id = ${tenant.laboratoryId} and s.client_id = ${tenant.clientId} and s.environment = ${tenant.environment}
+    order by a.started_at desc, a.id desc
+    limit ${limit}`;
+  return rows.map((r) => ({
+    attemptId: r.id,
+    deliveryId: r.delivery_id,
+    attempt: r.attempt_number,
+    startedAt: new Date(r.started_at),
+    durationMs: r.duration_ms,
+    statusCode: r.status_code,
+    errorClass: r.error_class,
+    outcome: r.outcome,
+    kind: r.kind,
+    eventType: r.event_type,
+  }));
 }
 
 export interface DeliveryBacklog {

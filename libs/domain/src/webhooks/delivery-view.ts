@@ -23,7 +23,7 @@ export function describeAttempt(a: AttemptRow) {
   };
 }
 
-export function describeDelivery(d: DeliveryRow, attempts: AttemptRow[], replayedBy: string[]) {
+export function describeDelivery(d: DeliveryRow, attempts: AttemptRow[], replayedBy: string[], recoveredBy: string | null = null) {
   return {
     delivery_id: d.id,
     subscription_id: d.subscriptionId,
@@ -33,6 +33,9 @@ export function describeDelivery(d: DeliveryRow, attempts: AttemptRow[], replaye
     // The other way round: the replays of this delivery, oldest first (a dead letter leads to them).
     replayed_by: replayedBy,
     requested_by: d.requestedBy,
+    // A dead letter whose event was replayed (recover, resend): when, and by which replay (delivery-store.ts recoveriesOf).
+    recovered_at: d.recoveredAt?.toISOString() ?? null,
+    recovered_by: recoveredBy,
     state: d.state,
     failure_reason: d.failureReason,
     attempts_made: d.attemptsMade,

@@ -168,6 +168,22 @@ describe('destination guard', () => {
       await expect(vetDestination('http://127.0.0.1:4567/hook', on)).resolves.toMatchObject({ address: '127.0.0.1', port: 4567, loopback: true, protocol: 'http:' });
       await expect(vetDestination('http://localhost:4567/hook', on)).resolves.toMatchObject({ address: '127.0.0.1', port: 4567, loopback: true });
     });
+    it('without it, a loopback URL is refused with `lop listen` to run instead (no restart), and the operators\' setting second', () => {
+      for (const url of ['http://localhost:4000/hooks?token=abc', 'http://127.0.0.1:4000/hooks']) {
+        let message = '';
+        try {
+          checkDestinationUrl(url, { environment: 'sandbox', allowLoopback: false, servicePorts: [] });
+        } catch (error) {
+          message = (error as Error).message;
+        }
+        const forwardTo = url.replace(/\?.*$/, '');
+        expect(message, url).toContain(`run \`lop listen --forward-to ${forwardTo}\` instead`);
+        expect(message, url).toContain('no restart');
+        // The flag is for whoever runs the service, after the partner's way; the query (it may hold a token) is not repeated.
+        expect(message.indexOf('PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true'), url).toBeGreaterThan(message.indexOf('lop listen'));
+        expect(message, url).not.toContain('token=abc');
+      }
+    });
     it('refuses loopback for production subscriptions even when allowed', () => {
       expect(() => checkDestinationUrl('http://127.0.0.1:4567/hook', { environment: 'production', allowLoopback: true, servicePorts: [] })).toThrow(/sandbox subscriptions only/);
     });

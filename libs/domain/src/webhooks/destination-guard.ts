@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
+import type { Environment } from '@lop/contract';
 import ipaddr from 'ipaddr.js';
-import type { Environment } from '../auth/scopes';
 
 /**
  * Where a webhook may go (spec § Delivery and retry, endpoint safety). Public HTTPS only, no user
@@ -133,7 +133,7 @@ export function checkDestinationUrl(text: string, options: GuardOptions): { url:
   if (!url.hostname) throw new BlockedDestinationError('the URL has no host');
   const hostname = canonicalHostname(url);
   if (isLoopbackAllowance(url, hostname)) {
-    if (!options.allowLoopback) throw new BlockedDestinationError(`${hostname} is a loopback destination (allowed only with PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true, for sandbox)`);
+    if (!options.allowLoopback) throw new BlockedDestinationError(loopbackRefusal(url, hostname));
     if (options.environment !== 'sandbox') throw new BlockedDestinationError('loopback destinations are allowed for sandbox subscriptions only');
     const own = options.servicePorts.find((p) => p.port === Number(url.port));
     if (own) throw new BlockedDestinationError(`port ${own.port} on this machine is the service's own ${own.role}; the loopback allowance covers other local ports only`);
@@ -148,6 +148,21 @@ export function checkDestinationUrl(text: string, options: GuardOptions): { url:
     throw new BlockedDestinationError(`${hostname} is not a public host name`);
   }
   return { url, hostname, loopback: false };
+}
+
+/**
+ * Why a loopback URL is refused, and what to do instead. A partner cannot restart the service (nor
+ * should a shared one allow loopback): `lop listen` reads the event stream and forwards it, signed,
+ * to a handler on their own machine, with nothing to change on the service (docs/cli.md). The
+ * operators' setting comes second, for whoever runs the service on their own machine. The query is
+ * left out: it may hold a token.
+ */
+function loopbackRefusal(url: URL, hostname: string): string {
+  return (
+    `${hostname} is a loopback destination: it names the service's own machine, not yours. To receive webhooks on a local handler, ` +
+    `run \`lop listen --forward-to ${url.origin}${url.pathname}\` instead: it forwards your event stream as signed deliveries, with no restart and no change to the service. ` +
+    '(Operators running the service on their own machine may allow loopback destinations for sandbox with PARTNER_WEBHOOKS_ALLOW_LOOPBACK=true.)'
+  );
 }
 
 /** Exactly the development allowance: 127.0.0.1 or localhost with an explicit port. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@lop/contract';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectDatabase, sqlOf } from '@lop/db';
-import { SCOPES } from '../auth/scopes';
 import { createKey } from '../control-plane/control-plane';
 import { eventsOf, newOrder, openTestDatabase, orderUpdatedDraft } from '../../testing/orders';
 import type { OrderRow } from '../orders/order-resource';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '@lop/contract';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SCOPES } from '../auth/scopes';
 import { createKey } from '../control-plane/control-plane';
 import { appendEventsThrough, type EventOutbox } from '../events/append';
 import { eventsOf, newOrder, openTestDatabase, orderUpdatedDraft } from '../../testing/orders';

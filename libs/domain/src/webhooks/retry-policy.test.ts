@@ -1,5 +1,6 @@
+import { SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
 import { describe, expect, it } from 'vitest';
-import { classifyStatus, decideNext, maxAttempts, parseRetryAfter, SPEC_RETRY_DELAYS_SECONDS, type AttemptResult, type Decision } from './retry-policy';
+import { classifyStatus, decideNext, maxAttempts, parseRetryAfter, type AttemptResult, type Decision } from './retry-policy';
 
 const spec = { delaysSeconds: SPEC_RETRY_DELAYS_SECONDS, retryAfterMaxSeconds: 3600 };
 const NOW = Date.parse('2026-03-01T12:00:00Z');

@@ -20,9 +20,6 @@ export interface RetryPolicy {
   retryAfterMaxSeconds: number;
 }
 
-// The spec's schedule and Retry-After cap are published (@lop/contract); config defaults to them.
-export { RETRY_AFTER_MAX_SECONDS, SPEC_RETRY_DELAYS_SECONDS } from '@lop/contract';
-
 export const maxAttempts = (policy: RetryPolicy): number => policy.delaysSeconds.length + 1;
 
 export type ErrorClass = 'http_status' | 'redirect' | 'timeout' | 'network' | 'blocked_destination' | 'interrupted';

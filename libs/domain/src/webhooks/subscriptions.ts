@@ -1,14 +1,12 @@
+import { type Environment, EVENT_TYPES, type EventType, generateSigningSecret } from '@lop/contract';
 import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { recordControlAction, UNATTRIBUTED, type ControlActor } from '../audit/record';
 import { apiClients, apiKeys, webhookSubscriptions, type Database, type Transaction } from '@lop/db';
 import type { Tenant } from '../auth/authenticate';
-import type { Environment } from '../auth/scopes';
-import { EVENT_TYPES, type EventType } from '../events/events.schemas';
 import type { DataProtector } from '../security/protector';
 import { cancelPendingDeliveries } from './delivery-store';
 import { BlockedDestinationError, blockedReason, checkDestinationUrl, systemResolver, type DestinationPolicy, type Resolver } from './destination-guard';
 import { subscriptionDisabled, WebhookError } from './errors';
-import { generateSigningSecret } from './signature';
 
 /**
  * Control-plane operations on webhook subscriptions (admin CLI). The signing secret is returned

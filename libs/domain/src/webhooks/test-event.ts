@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Environment, EventType } from '@lop/contract';
 import { sampleEvent } from '../events/sample-events';
-import type { Environment } from '../auth/scopes';
-import { eventSchema, type EventType, type PartnerEvent } from '../events/events.schemas';
+import { eventSchema, type PartnerEvent } from '../events/events.schemas';
 
 /**
  * The body of a test delivery: an event envelope of the type asked for, valid against the event

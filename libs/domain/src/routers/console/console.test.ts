@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { type Scope, SCOPES } from '@lop/contract';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { orders, webhookDeliveries, webhookDeliveryAttempts, webhookSubscriptions, type Environment } from '@lop/db';
 import { ReadAuditWriter } from '../../audit/read-audit';
-import type { Scope } from '../../auth/scopes';
-import { SCOPES } from '../../auth/scopes';
 import { createKey } from '../../control-plane/control-plane';
 import type { RequestContext } from '../../context';
 import { StreamWriteGate } from '../../events/write-gate';

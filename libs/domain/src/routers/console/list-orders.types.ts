@@ -1,9 +1,8 @@
+import { lifecycleSchema, LIMITS } from '@lop/contract';
 import { z } from 'zod';
 import { oneLineCharacters, queryInteger, strictInput } from '../../common-schemas';
 import { consoleOrderPageSchema } from '../../console/console.schemas';
 import { ORDER_LIST_DEFAULT_LIMIT, ORDER_LIST_MAX_LIMIT } from '../../console/order-list';
-import { LIMITS } from '../../limits';
-import { lifecycleSchema } from '../../orders/lifecycle';
 import { envelopeOf } from '../../http/envelope';
 import type { PartnerProcedureMeta } from '../../trpc';
 

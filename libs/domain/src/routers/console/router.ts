@@ -2,10 +2,12 @@ import { router } from '../../trpc';
 import { createWebhookEndpoint } from './create-webhook-endpoint';
 import { disableWebhookEndpoint } from './disable-webhook-endpoint';
 import { getRequestLogEntry } from './get-request-log-entry';
+import { getWebhookEndpointHealth } from './get-webhook-endpoint-health';
 import { getSession } from './get-session';
 import { listEventDeliveries } from './list-event-deliveries';
 import { listOrderScenarios } from './list-order-scenarios';
 import { listOrders } from './list-orders';
+import { listWebhookBucketAttempts } from './list-webhook-bucket-attempts';
 import { listWebhookDeliveries } from './list-webhook-deliveries';
 import { listWebhookEndpoints } from './list-webhook-endpoints';
 import { recoverWebhookDeliveries } from './recover-webhook-deliveries';
@@ -24,6 +26,8 @@ const webhooksRouter = router({
   disable: disableWebhookEndpoint,
   sendTest: sendWebhookTest,
   deliveries: listWebhookDeliveries,
+  health: getWebhookEndpointHealth,
+  bucketAttempts: listWebhookBucketAttempts,
   resend: resendWebhookDelivery,
   retryNow: retryWebhookDelivery,
   recover: recoverWebhookDeliveries,

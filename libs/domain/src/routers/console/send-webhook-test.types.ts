@@ -1,7 +1,7 @@
+import { eventTypeSchema } from '@lop/contract';
 import { z } from 'zod';
 import { strictInput } from '../../common-schemas';
 import { consoleWebhookDeliverySchema } from '../../console/console.schemas';
-import { eventTypeSchema } from '../../events/events.schemas';
 import { envelopeOf } from '../../http/envelope';
 import type { PartnerProcedureMeta } from '../../trpc';
 

@@ -1,4 +1,5 @@
-import { readEvents } from '../../events/stream';
+import { streamScope } from '../../events/stream';
+import { readEventsWaiting } from '../../events/wait';
 import { ok } from '../../http/envelope';
 import { partnerProcedure } from '../../trpc';
 import { listEventsInput, listEventsMeta, listEventsOutput } from './list-events.types';
@@ -7,6 +8,16 @@ export const listEvents = partnerProcedure(listEventsMeta)
   .input(listEventsInput)
   .output(listEventsOutput)
   .query(async ({ ctx, input }) => {
-    const page = await readEvents(ctx.db, ctx.protector, ctx.caller, input.cursor, input.limit);
+    const page = await readEventsWaiting({
+      db: ctx.db,
+      primary: ctx.primary ?? ctx.db,
+      protector: ctx.protector,
+      scope: streamScope(ctx.caller),
+      cursor: input.cursor,
+      limit: input.limit,
+      waitSeconds: input.wait,
+      waiters: ctx.eventWaiters,
+      clientGone: ctx.clientGone,
+    });
     return ok(ctx, page, page.next_cursor);
   });

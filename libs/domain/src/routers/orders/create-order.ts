@@ -1,6 +1,6 @@
+import { LIMITS } from '@lop/contract';
 import { ok } from '../../http/envelope';
 import { PartnerError } from '../../http/errors';
-import { LIMITS } from '../../limits';
 import { runIdempotently } from '../../orders/idempotency';
 import { createOrder as create } from '../../orders/orders';
 import type { Order } from '../../orders/orders.schemas';

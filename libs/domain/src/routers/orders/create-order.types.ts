@@ -1,6 +1,6 @@
+import { LIMITS } from '@lop/contract';
 import { z } from 'zod';
 import { envelopeOf } from '../../http/envelope';
-import { LIMITS } from '../../limits';
 import { createOrderBodySchema, orderSchema } from '../../orders/orders.schemas';
 import type { PartnerProcedureMeta } from '../../trpc';
 

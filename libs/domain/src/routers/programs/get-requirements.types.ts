@@ -1,8 +1,8 @@
+import { LIMITS } from '@lop/contract';
 import { z } from 'zod';
 import { pathId, strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { requirementsProfileSchema } from '../../requirements/requirements.schemas';
-import { LIMITS } from '../../limits';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const getRequirementsMeta: PartnerProcedureMeta = {

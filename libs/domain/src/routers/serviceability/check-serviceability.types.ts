@@ -1,8 +1,8 @@
+import { LIMITS } from '@lop/contract';
 import { z } from 'zod';
 import { strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { serviceabilitySchema } from '../../serviceability/serviceability.schemas';
-import { LIMITS } from '../../limits';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const checkServiceabilityMeta: PartnerProcedureMeta = {

@@ -1,7 +1,7 @@
+import { LIMITS } from '@lop/contract';
 import { strictInput, textSchema } from '../../common-schemas';
 import { envelopeOf } from '../../http/envelope';
 import { subjectLinkSchema } from '../../subjects/subjects.schemas';
-import { LIMITS } from '../../limits';
 import type { PartnerProcedureMeta } from '../../trpc';
 
 export const putSubjectMeta: PartnerProcedureMeta = {
