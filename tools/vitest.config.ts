@@ -7,5 +7,5 @@ const shared = projectTestConfig('tools');
 // Isolated: e2e/traces.test.ts changes process.env for its own file.
 export default {
   ...shared,
-  test: { ...shared.test, isolate: true, include: ['start/**/*.test.ts', 'e2e/**/*.test.ts', 'upgrade/**/*.test.ts', 'openapi/**/*.test.ts', 'postman/**/*.test.ts', 'docs/**/*.test.ts', 'examples/**/*.test.ts', 'setup/**/*.test.ts', 'ci/**/*.test.ts', 'bench/**/*.test.ts', 'db/**/*.test.ts'] },
+  test: { ...shared.test, isolate: true, include: ['start/**/*.test.ts', 'e2e/**/*.test.ts', 'upgrade/**/*.test.ts', 'openapi/**/*.test.ts', 'postman/**/*.test.ts', 'docs/**/*.test.ts', 'examples/**/*.test.ts', 'setup/**/*.test.ts', 'ci/**/*.test.ts', 'bench/**/*.test.ts', 'db/**/*.test.ts', 'testing/**/*.test.ts'] },
 };
