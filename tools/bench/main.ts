@@ -152,7 +152,7 @@ async function scaleRun(): Promise<void> {
     `the load generator, the API and PostgreSQL share these cores, and other processes on the machine count in the load average (recorded per size). ` +
     `Each size is a database of its own, all loaded before anything is measured: half of the orders belong to the bench client, the other half to ${values['other-clients']} other clients in turn, so every stream's rows are spread over the whole table, and a CHECKPOINT writes each load back. ` +
     `Fixed rates are the same at every size (half of the smallest peak the sizes reach in a calibration pass, unless --rate / --create-rate); ${settings.seconds} s per measurement, ${settings.connections} connections; ` +
-    `each stream position is timed over ${Math.ceil(Number(values['page-events']) / 500)} pages of 500 events after a warm-up read (a short stream is read again; the tail is the last 5,000 events, read again). API: the production bundle, NODE_OPTIONS=${values['api-node-options']}, LOG_LEVEL=${settings.logLevel}, pool ${settings.poolSize}.`;
+    `each stream position is timed over ${Math.ceil(Number(values['page-events']) / 500)} pages of 500 events on its second read of the span, the first read reported beside it (a short stream is read again; the tail is the last 5,000 events, read again). API: the production bundle, NODE_OPTIONS=${values['api-node-options']}, LOG_LEVEL=${settings.logLevel}, pool ${settings.poolSize}.`;
   const markdown = scaleMarkdown(date, rows, note);
   mkdirSync(values.out!, { recursive: true });
   const name = `${date.slice(0, 16).replace(':', '')}Z-scale`;
