@@ -35,10 +35,10 @@ function shortMessage(text: string): string {
   return lines.slice(0, MESSAGE_LINES).join('\n') + (lines.length > MESSAGE_LINES ? '\n…' : '');
 }
 
-export function failuresOf(project: string, projectRoot: string, report: VitestJsonReport): Failure[] {
+function failuresOf(project: string, report: VitestJsonReport): Failure[] {
   const failures: Failure[] = [];
   for (const file of report.testResults) {
-    const name = relative(projectRoot, file.name);
+    const name = relative(project, file.name);
     const failed = file.assertionResults.filter((test) => test.status === 'failed');
     for (const test of failed) failures.push({ project, file: name, test: test.fullName, message: shortMessage((test.failureMessages ?? []).join('\n')) });
     // A file can fail with no failed test: an error in a hook or at import.
@@ -62,7 +62,7 @@ export function readFailures(projectRoots: string[]): { failures: Failure[]; unr
       unreported.push(root);
       continue;
     }
-    failures.push(...failuresOf(root, root, JSON.parse(readFileSync(path, 'utf8')) as VitestJsonReport));
+    failures.push(...failuresOf(root, JSON.parse(readFileSync(path, 'utf8')) as VitestJsonReport));
   }
   return { failures, unreported };
 }
